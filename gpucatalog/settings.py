@@ -1,0 +1,327 @@
+"""Settings for gpucatalog, read from the environment.
+
+Every knob is an environment variable listed in `.env.example` and the README. Each value is
+parsed strictly: a bad value stops start-up with an error that names the variable.
+`DJANGO_ENV` picks the defaults: `development` (for `make run`), `test`, or `production`.
+"""
+
+import os
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
+from django.utils.csp import CSP
+from django.utils.translation import gettext_lazy as _
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+_MISSING = object()
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off"}
+
+
+def _raw(name: str, environ: dict[str, str] | None = None) -> str | None:
+    """Return the variable's value, treating an empty string as unset."""
+    value = (os.environ if environ is None else environ).get(name)
+    return value if value not in (None, "") else None
+
+
+def env_str(name: str, default=_MISSING, *, environ=None) -> str:
+    value = _raw(name, environ)
+    if value is None:
+        if default is _MISSING:
+            raise ImproperlyConfigured(f"{name} is required but not set")
+        return default
+    return value
+
+
+def env_bool(name: str, default=_MISSING, *, environ=None) -> bool:
+    value = _raw(name, environ)
+    if value is None:
+        if default is _MISSING:
+            raise ImproperlyConfigured(f"{name} is required but not set")
+        return default
+    lowered = value.strip().lower()
+    if lowered in _TRUE:
+        return True
+    if lowered in _FALSE:
+        return False
+    raise ImproperlyConfigured(f"{name} must be one of true/false/1/0/yes/no/on/off, got {value!r}")
+
+
+def env_int(name: str, default=_MISSING, *, minimum: int | None = None, environ=None) -> int:
+    value = _raw(name, environ)
+    if value is None:
+        if default is _MISSING:
+            raise ImproperlyConfigured(f"{name} is required but not set")
+        return default
+    try:
+        number = int(value.strip())
+    except ValueError:
+        raise ImproperlyConfigured(f"{name} must be a whole number, got {value!r}") from None
+    if minimum is not None and number < minimum:
+        raise ImproperlyConfigured(f"{name} must be at least {minimum}, got {number}")
+    return number
+
+
+def env_decimal(
+    name: str, default=_MISSING, *, minimum=None, maximum=None, environ=None
+) -> Decimal:
+    value = _raw(name, environ)
+    if value is None:
+        if default is _MISSING:
+            raise ImproperlyConfigured(f"{name} is required but not set")
+        return Decimal(default)
+    try:
+        number = Decimal(value.strip())
+    except InvalidOperation:
+        raise ImproperlyConfigured(f"{name} must be a decimal number, got {value!r}") from None
+    if not number.is_finite():
+        raise ImproperlyConfigured(f"{name} must be a finite number, got {value!r}")
+    if minimum is not None and number < Decimal(minimum):
+        raise ImproperlyConfigured(f"{name} must be at least {minimum}, got {number}")
+    if maximum is not None and number > Decimal(maximum):
+        raise ImproperlyConfigured(f"{name} must be at most {maximum}, got {number}")
+    return number
+
+
+def env_list(name: str, default=_MISSING, *, environ=None) -> list[str]:
+    value = _raw(name, environ)
+    if value is None:
+        if default is _MISSING:
+            raise ImproperlyConfigured(f"{name} is required but not set")
+        return list(default)
+    items = [item.strip() for item in value.split(",")]
+    if any(not item for item in items):
+        raise ImproperlyConfigured(f"{name} must be a comma-separated list without empty items")
+    return items
+
+
+def env_choice(name: str, choices: tuple[str, ...], default=_MISSING, *, environ=None) -> str:
+    value = env_str(name, default, environ=environ)
+    if value not in choices:
+        raise ImproperlyConfigured(f"{name} must be one of {', '.join(choices)}, got {value!r}")
+    return value
+
+
+def env_url(name: str, schemes: tuple[str, ...], default=_MISSING, *, environ=None) -> str | None:
+    value = _raw(name, environ)
+    if value is None:
+        if default is _MISSING:
+            raise ImproperlyConfigured(f"{name} is required but not set")
+        return default
+    parts = urlsplit(value)
+    if parts.scheme not in schemes or not parts.hostname:
+        raise ImproperlyConfigured(
+            f"{name} must be a URL with scheme {' or '.join(schemes)} and a host, got {value!r}"
+        )
+    return value
+
+
+def database_from_env(environ=None) -> dict:
+    """Parse DATABASE_URL into Django's DATABASES entry; PostgreSQL only."""
+    url = _raw("DATABASE_URL", environ)
+    if url is None:
+        raise ImproperlyConfigured(
+            "DATABASE_URL is required: `make run` and `make test` start an embedded PostgreSQL "
+            "server and set it; otherwise point it at PostgreSQL, "
+            "e.g. postgres://user@127.0.0.1:5432/gpucatalog"
+        )
+    if urlsplit(url).scheme not in ("postgres", "postgresql", "pgsql"):
+        raise ImproperlyConfigured(
+            f"DATABASE_URL must be a PostgreSQL URL (postgres://...), got scheme "
+            f"{urlsplit(url).scheme!r}; SQLite and others are not supported"
+        )
+    try:
+        config = dj_database_url.parse(url, conn_max_age=60, conn_health_checks=True)
+    except ValueError as exc:
+        raise ImproperlyConfigured(f"DATABASE_URL is not a valid database URL: {exc}") from None
+    if not config.get("NAME"):
+        raise ImproperlyConfigured("DATABASE_URL must name a database, e.g. .../gpucatalog")
+    config["ENGINE"] = "django.db.backends.postgresql"
+    return config
+
+
+DJANGO_ENV = env_choice("DJANGO_ENV", ("development", "test", "production"), "development")
+PRODUCTION = DJANGO_ENV == "production"
+TESTING = DJANGO_ENV == "test"
+
+DEBUG = env_bool("DEBUG", DJANGO_ENV == "development")
+if PRODUCTION and DEBUG:
+    raise ImproperlyConfigured("DEBUG must be false when DJANGO_ENV=production")
+
+if PRODUCTION:
+    SECRET_KEY = env_str("SECRET_KEY")
+    if len(SECRET_KEY) < 50 or len(set(SECRET_KEY)) < 5:
+        raise ImproperlyConfigured("SECRET_KEY must be at least 50 characters with 5 distinct ones")
+else:
+    SECRET_KEY = env_str(
+        "SECRET_KEY", "django-insecure-development-only-key-never-use-in-production"
+    )
+
+ALLOWED_HOSTS = env_list(
+    "ALLOWED_HOSTS", [] if PRODUCTION else ["localhost", "127.0.0.1", "[::1]", "testserver"]
+)
+if PRODUCTION and not ALLOWED_HOSTS:
+    raise ImproperlyConfigured("ALLOWED_HOSTS is required when DJANGO_ENV=production")
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
+for _origin in CSRF_TRUSTED_ORIGINS:
+    if urlsplit(_origin).scheme not in ("http", "https"):
+        raise ImproperlyConfigured(
+            f"CSRF_TRUSTED_ORIGINS items must start with https://: {_origin}"
+        )
+
+# The absolute base of links the API and feeds hand out (e.g. https://gpucatalog.example);
+# empty means "the host of the request".
+SITE_URL = env_url("SITE_URL", ("http", "https"), None)
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "whitenoise.runserver_nostatic",
+    "django.contrib.staticfiles",
+    "django.contrib.humanize",
+    "django.contrib.postgres",
+    "django_filters",
+    "offerings",
+    "providers",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.middleware.csp.ContentSecurityPolicyMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.locale.LocaleMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "gpucatalog.urls"
+WSGI_APPLICATION = "gpucatalog.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.template.context_processors.i18n",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+DATABASES = {"default": database_from_env()}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# Cache, rate limits and locks: Redis when REDIS_URL is set, local memory otherwise.
+REDIS_URL = env_url("REDIS_URL", ("redis", "rediss", "unix"), None)
+if REDIS_URL:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            "KEY_PREFIX": "gpucatalog",
+        }
+    }
+else:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+            "LOCATION": "gpucatalog",
+        }
+    }
+
+# Celery: the broker is Redis. Without CELERY_BROKER_URL no task can be sent and /healthz says so.
+CELERY_BROKER_URL = env_url("CELERY_BROKER_URL", ("redis", "rediss"), None)
+CELERY_TASK_ALWAYS_EAGER = False
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+
+LANGUAGE_CODE = "en"
+LANGUAGES = [("en", _("English")), ("zh-hans", _("Simplified Chinese"))]
+LOCALE_PATHS = [BASE_DIR / "locale"]
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "/static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = Path(env_str("STATIC_ROOT", str(BASE_DIR / "var" / "staticfiles")))
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {
+        "BACKEND": (
+            "django.contrib.staticfiles.storage.StaticFilesStorage"
+            if TESTING
+            else "whitenoise.storage.CompressedManifestStaticFilesStorage"
+        )
+    },
+}
+
+# Serve static files through WhiteNoise from the finders while developing and testing, so no
+# collectstatic is needed there; production serves the hashed, compressed files in STATIC_ROOT.
+WHITENOISE_USE_FINDERS = DEBUG or TESTING
+WHITENOISE_AUTOREFRESH = DEBUG or TESTING
+
+# Catalog behaviour.
+# A price observed longer ago than this is marked stale wherever it appears.
+PRICE_STALE_AFTER_HOURS = env_int("PRICE_STALE_AFTER_HOURS", 72, minimum=1)
+# A scraper run returning fewer offers than this share of the last good run is rejected whole.
+REFRESH_MIN_ROW_RATIO = env_decimal("REFRESH_MIN_ROW_RATIO", "0.8", minimum=0, maximum=1)
+
+# Security headers. Production answers only over HTTPS; a proxy in front sets X-Forwarded-Proto.
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "strict-origin-when-cross-origin"
+SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
+SESSION_COOKIE_HTTPONLY = True
+SECURE_CSP = {
+    "default-src": [CSP.SELF],
+    "script-src": [CSP.SELF],
+    "style-src": [CSP.SELF],
+    "img-src": [CSP.SELF, "data:"],
+    "object-src": [CSP.NONE],
+    "base-uri": [CSP.NONE],
+    "form-action": [CSP.SELF],
+    "frame-ancestors": [CSP.NONE],
+}
+if PRODUCTION:
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", True)
+    SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 63072000, minimum=0)
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = True
+    SECURE_HSTS_PRELOAD = True
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+    CSRF_COOKIE_HTTPONLY = True
+
+LOG_LEVEL = env_choice("LOG_LEVEL", ("DEBUG", "INFO", "WARNING", "ERROR"), "INFO")
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"},
+    },
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": LOG_LEVEL},
+    "loggers": {"django.db.backends": {"level": "INFO"}},
+}

@@ -1,0 +1,17 @@
+"""URLs: public pages under i18n_patterns (English unprefixed, /zh-hans/), the rest unprefixed."""
+
+from django.conf.urls.i18n import i18n_patterns
+from django.contrib import admin
+from django.urls import include, path
+
+from offerings import views
+
+urlpatterns = [
+    path("admin/", admin.site.urls),
+    path("healthz", views.healthz, name="healthz"),
+]
+
+urlpatterns += i18n_patterns(
+    path("", include("offerings.urls")),
+    prefix_default_language=False,
+)

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class OfferingsConfig(AppConfig):
+    name = "offerings"
+    verbose_name = "Catalog"

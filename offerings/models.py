@@ -1,0 +1,744 @@
+"""The catalog: providers, GPU models, instance types with their interconnects, regions, offers.
+
+Units live in field names (`_gib`, `_gbytes_per_s` for NVLink, `_gbits_per_s` for fabrics).
+NVLink bandwidth is per GPU and bidirectional, as NVIDIA quotes it. Fabric bandwidth is per node,
+the sum of the back-end (GPU-facing) NIC line rates, front-end NICs excluded.
+
+Unknown is a value: a nullable field that is NULL means "no source states it", never "none".
+Where "none" is a fact of its own it has its own choice (`GpuLink.Technology.NONE`).
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from django.conf import settings
+from django.contrib.postgres.fields import ArrayField
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+
+# -- shared choices -------------------------------------------------------------------------------
+
+
+class Geo(models.TextChoices):
+    NORTH_AMERICA = "na", "North America"
+    SOUTH_AMERICA = "sa", "South America"
+    EUROPE = "eu", "Europe"
+    MIDDLE_EAST = "me", "Middle East"
+    AFRICA = "af", "Africa"
+    ASIA = "asia", "Asia"
+    OCEANIA = "oc", "Oceania"
+
+
+CURRENCY_CODE_RE = r"^[A-Z]{3}$"
+SLUG_RE = r"^[a-z0-9]+(-[a-z0-9]+)*$"
+
+
+class Curated(models.Model):
+    """Provenance and curation state shared by every curated row."""
+
+    source_url = models.URLField(
+        max_length=500, blank=True, help_text="Where the facts on this row are stated."
+    )
+    verified_at = models.DateField(
+        null=True,
+        blank=True,
+        help_text="The day someone last checked these facts against the source.",
+    )
+    locked_fields = ArrayField(
+        models.CharField(max_length=64),
+        default=list,
+        blank=True,
+        help_text="Fields that load_catalog and scrapers must not overwrite. "
+        "Fields a curator edits in the admin are added here automatically.",
+    )
+    fixture_digest = models.CharField(
+        max_length=64,
+        blank=True,
+        editable=False,
+        help_text="SHA-256 of the fixture entry last loaded into this row.",
+    )
+
+    class Meta:
+        abstract = True
+
+
+class ProviderKind(models.TextChoices):
+    HYPERSCALER = "hyperscaler", "Hyperscaler"
+    SPECIALIST = "specialist", "Specialist GPU cloud"
+    MARKETPLACE = "marketplace", "Marketplace"
+
+
+class GpuVendor(models.TextChoices):
+    NVIDIA = "nvidia", "NVIDIA"
+    AMD = "amd", "AMD"
+    INTEL = "intel", "Intel"
+
+
+class FormFactor(models.TextChoices):
+    SXM = "sxm", "SXM"
+    PCIE = "pcie", "PCIe"
+    OAM = "oam", "OAM"
+    SUPERCHIP = "superchip", "Superchip (Grace + GPU)"
+
+
+class BillingGranularity(models.TextChoices):
+    SECOND = "second", "Per second"
+    MINUTE = "minute", "Per minute"
+    HOUR = "hour", "Per hour"
+    MONTH = "month", "Per month"
+    UNKNOWN = "unknown", "Unknown"
+
+
+class LinkTechnology(models.TextChoices):
+    NONE = "none", "None (PCIe only)"
+    NVLINK = "nvlink", "NVLink"
+    INFINITY_FABRIC = "infinity-fabric", "Infinity Fabric (xGMI)"
+    UNKNOWN = "unknown", "Unknown"
+
+
+class LinkTopology(models.TextChoices):
+    NVSWITCH = "nvswitch", "NVSwitch (all-to-all)"
+    BRIDGE = "bridge", "Bridge (pairs)"
+    MESH = "mesh", "Direct mesh"
+    HYBRID_CUBE_MESH = "hybrid-cube-mesh", "Hybrid cube-mesh"
+    UNKNOWN = "unknown", "Unknown"
+
+
+class FabricTechnology(models.TextChoices):
+    INFINIBAND = "infiniband", "InfiniBand"
+    ROCE = "roce", "RoCE v2"
+    EFA = "efa", "AWS EFA"
+    ERDMA = "erdma", "Alibaba eRDMA"
+    TCPX = "tcpx", "GPUDirect-TCPX/TCPXO (not RDMA)"
+    ETHERNET = "ethernet", "Ethernet (TCP/IP only)"
+    UNKNOWN = "unknown", "Unknown"
+
+
+class OfferKind(models.TextChoices):
+    ON_DEMAND = "on-demand", "On-demand"
+    SPOT = "spot", "Spot / interruptible"
+    RESERVED = "reserved", "Reserved"
+
+
+class OfferOrigin(models.TextChoices):
+    CATALOG = "catalog", "Curated catalog (fixtures)"
+    SCRAPER = "scraper", "Provider API"
+    CURATOR = "curator", "Entered by a curator"
+
+
+class RunStatus(models.TextChoices):
+    RUNNING = "running", "Running"
+    SUCCEEDED = "succeeded", "Succeeded"
+    FAILED = "failed", "Failed"
+    REJECTED = "rejected", "Rejected (row-count guard)"
+    SKIPPED = "skipped", "Skipped (no API key)"
+
+
+class ReviewStatus(models.TextChoices):
+    NEW = "new", "New"
+    MAPPED = "mapped", "Mapped to an instance type"
+    IGNORED = "ignored", "Ignored (not a multi-GPU instance)"
+
+
+# -- providers, GPUs, regions ---------------------------------------------------------------------
+
+
+class Provider(Curated):
+    Kind = ProviderKind
+
+    slug = models.SlugField(max_length=40, unique=True)
+    name = models.CharField(max_length=100)
+    website = models.URLField(max_length=300)
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    home_currency = models.CharField(max_length=3, default="USD")
+    notes = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(slug__regex=r"^[a-z0-9]+$"), name="provider_slug_one_word"
+            ),
+            models.CheckConstraint(
+                condition=Q(home_currency__regex=CURRENCY_CODE_RE),
+                name="provider_home_currency_iso",
+            ),
+            models.CheckConstraint(
+                condition=Q(kind__in=ProviderKind.values), name="provider_kind_valid"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Region(models.Model):
+    provider = models.ForeignKey(Provider, on_delete=models.CASCADE, related_name="regions")
+    code = models.CharField(max_length=64, help_text="The provider's own region code.")
+    name = models.CharField(max_length=120, blank=True)
+    geo = models.CharField(
+        max_length=4, choices=Geo.choices, blank=True, help_text="Continent; blank if global."
+    )
+
+    class Meta:
+        ordering = ["provider", "code"]
+        constraints = [
+            models.UniqueConstraint(fields=["provider", "code"], name="region_unique_code"),
+            models.CheckConstraint(
+                condition=Q(geo="") | Q(geo__in=Geo.values), name="region_geo_valid"
+            ),
+            models.CheckConstraint(condition=~Q(code=""), name="region_code_not_empty"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.provider.slug}/{self.code}"
+
+
+class GpuModel(Curated):
+    Vendor = GpuVendor
+
+    FormFactor = FormFactor
+
+    slug = models.SlugField(max_length=40, unique=True)
+    vendor = models.CharField(max_length=10, choices=Vendor.choices)
+    name = models.CharField(max_length=80)
+    architecture = models.CharField(max_length=40, blank=True)
+    form_factor = models.CharField(max_length=10, choices=FormFactor.choices)
+    memory_gib = models.PositiveIntegerField(help_text="Vendor's nominal memory per GPU.")
+    memory_type = models.CharField(max_length=20, blank=True)
+    memory_bandwidth_gbytes_per_s = models.PositiveIntegerField(null=True, blank=True)
+    bf16_dense_tflops = models.DecimalField(
+        max_digits=8, decimal_places=1, null=True, blank=True, help_text="Dense, no sparsity."
+    )
+    pcie_generation = models.PositiveSmallIntegerField(null=True, blank=True)
+    nvlink_generation = models.PositiveSmallIntegerField(
+        null=True,
+        blank=True,
+        help_text="NVLink generation the GPU supports; empty for none or non-NVIDIA.",
+    )
+
+    class Meta:
+        ordering = ["vendor", "slug"]
+        constraints = [
+            models.CheckConstraint(condition=Q(slug__regex=SLUG_RE), name="gpu_slug_format"),
+            models.CheckConstraint(condition=Q(memory_gib__gt=0), name="gpu_memory_positive"),
+            models.CheckConstraint(
+                condition=Q(bf16_dense_tflops__isnull=True) | Q(bf16_dense_tflops__gt=0),
+                name="gpu_tflops_positive",
+            ),
+            models.CheckConstraint(
+                condition=Q(nvlink_generation__isnull=True)
+                | Q(nvlink_generation__gte=1, nvlink_generation__lte=6),
+                name="gpu_nvlink_generation_range",
+            ),
+            models.CheckConstraint(
+                condition=Q(pcie_generation__isnull=True)
+                | Q(pcie_generation__gte=1, pcie_generation__lte=7),
+                name="gpu_pcie_generation_range",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+# -- instance types ------------------------------------------------------------------------------
+
+
+class InstanceTypeQuerySet(models.QuerySet):
+    def active(self) -> InstanceTypeQuerySet:
+        """Instance types still offered (not retired)."""
+        return self.filter(is_active=True)
+
+    def visible(self) -> InstanceTypeQuerySet:
+        """Active instance types a curator has not hidden: what the public pages list."""
+        return self.active().filter(is_hidden=False)
+
+    def for_listing(self) -> InstanceTypeQuerySet:
+        """Visible rows with everything a table row shows, in a fixed number of queries."""
+        return (
+            self.visible()
+            .select_related("provider", "gpu", "gpu_link", "fabric")
+            .prefetch_related(
+                models.Prefetch(
+                    "offers",
+                    queryset=Offer.objects.current().select_related("region"),
+                    to_attr="current_offers",
+                )
+            )
+        )
+
+
+class InstanceType(Curated):
+    BillingGranularity = BillingGranularity
+
+    provider = models.ForeignKey(Provider, on_delete=models.PROTECT, related_name="instance_types")
+    name = models.CharField(max_length=120, help_text="As the provider spells it.")
+    slug = models.SlugField(max_length=120)
+    gpu = models.ForeignKey(GpuModel, on_delete=models.PROTECT, related_name="instance_types")
+    gpu_count = models.PositiveSmallIntegerField()
+    vcpus = models.PositiveIntegerField(null=True, blank=True)
+    ram_gib = models.DecimalField(max_digits=8, decimal_places=1, null=True, blank=True)
+    local_nvme_gb = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Local NVMe in GB (decimal), as providers state it."
+    )
+    billing_granularity = models.CharField(
+        max_length=10, choices=BillingGranularity.choices, default=BillingGranularity.UNKNOWN
+    )
+    minimum_term_hours = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Shortest rental; 0 for none, empty when unknown."
+    )
+    notes = models.TextField(blank=True)
+    setup_notes = models.TextField(
+        blank=True, help_text="NCCL, EFA plugin, TCPX stack, placement groups, ..."
+    )
+
+    is_verified = models.BooleanField(default=False)
+    is_hidden = models.BooleanField(default=False)
+    is_active = models.BooleanField(default=True)
+    last_seen_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    objects = InstanceTypeQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["provider__slug", "slug"]
+        constraints = [
+            models.UniqueConstraint(fields=["provider", "slug"], name="instance_unique_slug"),
+            models.UniqueConstraint(fields=["provider", "name"], name="instance_unique_name"),
+            models.CheckConstraint(condition=Q(slug__regex=SLUG_RE), name="instance_slug_format"),
+            models.CheckConstraint(
+                condition=Q(gpu_count__gt=0), name="instance_gpu_count_positive"
+            ),
+            models.CheckConstraint(
+                condition=Q(vcpus__isnull=True) | Q(vcpus__gt=0), name="instance_vcpus_positive"
+            ),
+            models.CheckConstraint(
+                condition=Q(ram_gib__isnull=True) | Q(ram_gib__gt=0), name="instance_ram_positive"
+            ),
+        ]
+        indexes = [
+            # The public table filters on visible, active rows and orders by GPU count.
+            models.Index(
+                fields=["gpu_count"],
+                condition=Q(is_active=True, is_hidden=False),
+                name="instance_listing_idx",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.provider.name} {self.name}"
+
+    @property
+    def cheapest_offer(self) -> Offer | None:
+        """The cheapest current price per GPU-hour, on-demand preferred when there is one."""
+        offers = getattr(self, "current_offers", None)
+        if offers is None:
+            offers = list(self.offers.current().select_related("region"))
+        priced = [o for o in offers if o.price_per_gpu_hour_usd is not None]
+        on_demand = [o for o in priced if o.kind == OfferKind.ON_DEMAND]
+        candidates = on_demand or priced
+        return min(candidates, key=lambda o: (o.price_per_gpu_hour_usd, o.pk), default=None)
+
+
+class GpuLink(Curated):
+    """The instance's GPU-to-GPU link inside a node (or across the nodes of an NVL72 rack)."""
+
+    Technology = LinkTechnology
+
+    Topology = LinkTopology
+
+    instance = models.OneToOneField(
+        InstanceType, on_delete=models.CASCADE, related_name="gpu_link", primary_key=True
+    )
+    technology = models.CharField(
+        max_length=20, choices=Technology.choices, default=Technology.UNKNOWN
+    )
+    generation = models.PositiveSmallIntegerField(null=True, blank=True)
+    topology = models.CharField(
+        max_length=20,
+        choices=Topology.choices,
+        blank=True,
+        help_text="Empty when technology is none.",
+    )
+    domain_size = models.PositiveSmallIntegerField(
+        null=True,
+        blank=True,
+        help_text="GPUs in one NVLink domain; may exceed the node's GPUs (GB200 NVL72: 72).",
+    )
+    bandwidth_gbytes_per_s = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Per GPU, bidirectional (as vendors quote it), GB/s."
+    )
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(technology__in=LinkTechnology.values),
+                name="gpulink_technology_valid",
+            ),
+            models.CheckConstraint(
+                condition=Q(topology="") | Q(topology__in=LinkTopology.values),
+                name="gpulink_topology_valid",
+            ),
+            # "None" is a verified absence: nothing else may be stated about the link.
+            models.CheckConstraint(
+                condition=~Q(technology="none")
+                | Q(
+                    generation__isnull=True,
+                    topology="",
+                    domain_size__isnull=True,
+                    bandwidth_gbytes_per_s__isnull=True,
+                ),
+                name="gpulink_none_has_no_details",
+            ),
+            models.CheckConstraint(
+                condition=Q(technology="none") | ~Q(topology=""),
+                name="gpulink_topology_set_unless_none",
+            ),
+            models.CheckConstraint(
+                condition=Q(domain_size__isnull=True) | Q(domain_size__gte=2),
+                name="gpulink_domain_at_least_two",
+            ),
+            models.CheckConstraint(
+                condition=Q(bandwidth_gbytes_per_s__isnull=True) | Q(bandwidth_gbytes_per_s__gt=0),
+                name="gpulink_bandwidth_positive",
+            ),
+            models.CheckConstraint(
+                condition=Q(generation__isnull=True) | Q(generation__gte=1, generation__lte=6),
+                name="gpulink_generation_range",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.instance}: {self.get_technology_display()}"
+
+
+class Fabric(Curated):
+    """The instance's inter-node network: what a multi-node job's collectives cross."""
+
+    Technology = FabricTechnology
+
+    RDMA_TECHNOLOGIES = ("infiniband", "roce", "efa", "erdma")
+
+    instance = models.OneToOneField(
+        InstanceType, on_delete=models.CASCADE, related_name="fabric", primary_key=True
+    )
+    technology = models.CharField(
+        max_length=20, choices=Technology.choices, default=Technology.UNKNOWN
+    )
+    port_speed_gbits_per_s = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Line rate of one back-end port (Gb/s)."
+    )
+    nics = models.PositiveSmallIntegerField(
+        null=True, blank=True, help_text="Back-end ports per node (front-end NICs excluded)."
+    )
+    bandwidth_gbits_per_s = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="Sum of back-end line rates per node; for plain Ethernet the front-end NICs.",
+    )
+    rdma = models.BooleanField(null=True, blank=True)
+    gpudirect_rdma = models.BooleanField(null=True, blank=True)
+    rail_optimized = models.BooleanField(null=True, blank=True)
+    multi_node = models.BooleanField(
+        null=True,
+        blank=True,
+        help_text="Several nodes on one fabric can be booked self-serve (sales-only is not).",
+    )
+    max_nodes = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Largest self-serve cluster in nodes."
+    )
+    sales_only = models.BooleanField(
+        null=True, blank=True, help_text="Multi-node clusters only through sales."
+    )
+    cluster_source_url = models.URLField(
+        max_length=500, blank=True, help_text="Where multi-node availability is stated."
+    )
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(technology__in=FabricTechnology.values),
+                name="fabric_technology_valid",
+            ),
+            models.CheckConstraint(
+                condition=Q(bandwidth_gbits_per_s__isnull=True) | Q(bandwidth_gbits_per_s__gt=0),
+                name="fabric_bandwidth_positive",
+            ),
+            models.CheckConstraint(
+                condition=Q(port_speed_gbits_per_s__isnull=True) | Q(port_speed_gbits_per_s__gt=0),
+                name="fabric_port_speed_positive",
+            ),
+            models.CheckConstraint(
+                condition=Q(nics__isnull=True) | Q(nics__gt=0), name="fabric_nics_positive"
+            ),
+            models.CheckConstraint(
+                condition=Q(max_nodes__isnull=True) | Q(max_nodes__gte=1),
+                name="fabric_max_nodes_positive",
+            ),
+            # TCPX and plain Ethernet are not RDMA, whatever marketing copy says.
+            models.CheckConstraint(
+                condition=~Q(technology__in=["tcpx", "ethernet"])
+                | (~Q(rdma=True) & ~Q(gpudirect_rdma=True)),
+                name="fabric_non_rdma_has_no_rdma",
+            ),
+            models.CheckConstraint(
+                condition=~Q(technology__in=["infiniband", "roce", "efa", "erdma"])
+                | ~Q(rdma=False),
+                name="fabric_rdma_technology_is_rdma",
+            ),
+            models.CheckConstraint(
+                condition=~Q(multi_node=False) | Q(max_nodes__isnull=True) | Q(max_nodes=1),
+                name="fabric_single_node_max_one",
+            ),
+        ]
+        indexes = [
+            # Filter page: `fabric=` and `fabric_gbps_min=`.
+            models.Index(fields=["technology", "bandwidth_gbits_per_s"], name="fabric_tech_bw_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.instance}: {self.get_technology_display()}"
+
+    @property
+    def is_rdma_technology(self) -> bool:
+        return self.technology in self.RDMA_TECHNOLOGIES
+
+
+# -- money ---------------------------------------------------------------------------------------
+
+
+class ExchangeRate(models.Model):
+    """A dated reference rate: how many USD one unit of `currency` buys."""
+
+    currency = models.CharField(max_length=3)
+    rate_date = models.DateField()
+    usd_per_unit = models.DecimalField(max_digits=18, decimal_places=10)
+    source_url = models.URLField(max_length=500)
+
+    class Meta:
+        ordering = ["currency", "-rate_date"]
+        constraints = [
+            models.UniqueConstraint(fields=["currency", "rate_date"], name="exchangerate_unique"),
+            models.CheckConstraint(
+                condition=Q(currency__regex=CURRENCY_CODE_RE), name="exchangerate_currency_iso"
+            ),
+            models.CheckConstraint(
+                condition=Q(usd_per_unit__gt=0), name="exchangerate_rate_positive"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"1 {self.currency} = {self.usd_per_unit} USD ({self.rate_date})"
+
+
+class OfferQuerySet(models.QuerySet):
+    def current(self) -> OfferQuerySet:
+        """Offers still seen at the provider (retired ones stay for history)."""
+        return self.filter(is_active=True)
+
+    def stale(self, now=None) -> OfferQuerySet:
+        """Current offers whose price was observed longer ago than the stale threshold."""
+        now = now or timezone.now()
+        cutoff = now - timedelta(hours=settings.PRICE_STALE_AFTER_HOURS)
+        return self.current().filter(observed_at__lt=cutoff)
+
+
+class Offer(models.Model):
+    """A current price: instance type x region x kind x term, in the currency charged."""
+
+    Kind = OfferKind
+
+    Origin = OfferOrigin
+
+    instance = models.ForeignKey(InstanceType, on_delete=models.CASCADE, related_name="offers")
+    region = models.ForeignKey(Region, on_delete=models.PROTECT, related_name="offers")
+    kind = models.CharField(max_length=10, choices=Kind.choices)
+    term_months = models.PositiveSmallIntegerField(
+        default=0, help_text="Reserved term; 0 for on-demand and spot."
+    )
+    price_per_hour = models.DecimalField(
+        max_digits=14, decimal_places=6, help_text="Per instance-hour, in `currency`."
+    )
+    currency = models.CharField(max_length=3)
+    price_per_gpu_hour_usd = models.DecimalField(
+        max_digits=14,
+        decimal_places=6,
+        null=True,
+        blank=True,
+        editable=False,
+        help_text="Derived: price / GPUs, converted at the reference rate of `exchange_rate_date`.",
+    )
+    exchange_rate_date = models.DateField(null=True, blank=True, editable=False)
+    available = models.BooleanField(
+        null=True, blank=True, help_text="Capacity reported now; empty when not reported."
+    )
+    observed_at = models.DateTimeField(help_text="When this price was last read at its source.")
+    first_seen_at = models.DateTimeField(default=timezone.now)
+    last_seen_at = models.DateTimeField(default=timezone.now)
+    missing_runs = models.PositiveSmallIntegerField(
+        default=0, help_text="Consecutive good scraper runs that did not return this offer."
+    )
+    is_active = models.BooleanField(default=True)
+    origin = models.CharField(max_length=10, choices=Origin.choices)
+    source_url = models.URLField(max_length=500)
+    locked_fields = ArrayField(models.CharField(max_length=64), default=list, blank=True)
+
+    objects = OfferQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["instance", "region", "kind", "term_months"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["instance", "region", "kind", "term_months"], name="offer_natural_key"
+            ),
+            models.CheckConstraint(condition=Q(price_per_hour__gte=0), name="offer_price_nonneg"),
+            models.CheckConstraint(
+                condition=Q(price_per_gpu_hour_usd__isnull=True) | Q(price_per_gpu_hour_usd__gte=0),
+                name="offer_gpu_hour_price_nonneg",
+            ),
+            models.CheckConstraint(
+                condition=Q(currency__regex=CURRENCY_CODE_RE), name="offer_currency_iso"
+            ),
+            models.CheckConstraint(condition=Q(kind__in=OfferKind.values), name="offer_kind_valid"),
+            models.CheckConstraint(
+                condition=(Q(kind="reserved") & Q(term_months__gt=0))
+                | (~Q(kind="reserved") & Q(term_months=0)),
+                name="offer_term_only_reserved",
+            ),
+            models.CheckConstraint(condition=~Q(source_url=""), name="offer_has_source"),
+        ]
+        indexes = [
+            # The table's price filters: current offers by GPU-hour price.
+            models.Index(
+                fields=["price_per_gpu_hour_usd"],
+                condition=Q(is_active=True),
+                name="offer_current_price_idx",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        term = f" {self.term_months}mo" if self.term_months else ""
+        return f"{self.instance} {self.region.code} {self.kind}{term}"
+
+    def is_stale(self, now=None) -> bool:
+        now = now or timezone.now()
+        return self.observed_at < now - timedelta(hours=settings.PRICE_STALE_AFTER_HOURS)
+
+
+class PriceObservation(models.Model):
+    """Append-only price history: one row each time an offer's price changes."""
+
+    offer = models.ForeignKey(Offer, on_delete=models.CASCADE, related_name="history")
+    price_per_hour = models.DecimalField(max_digits=14, decimal_places=6)
+    currency = models.CharField(max_length=3)
+    observed_at = models.DateTimeField()
+    run = models.ForeignKey(
+        "ScrapeRun", on_delete=models.SET_NULL, null=True, blank=True, related_name="observations"
+    )
+
+    class Meta:
+        ordering = ["offer", "-observed_at"]
+        get_latest_by = "observed_at"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["offer", "observed_at"], name="priceobservation_unique_time"
+            ),
+            models.CheckConstraint(
+                condition=Q(price_per_hour__gte=0), name="priceobservation_price_nonneg"
+            ),
+            models.CheckConstraint(
+                condition=Q(currency__regex=CURRENCY_CODE_RE), name="priceobservation_currency_iso"
+            ),
+        ]
+        indexes = [
+            # Price-change feed: newest changes first.
+            models.Index(fields=["-observed_at"], name="priceobservation_recent_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return (
+            f"{self.offer_id}: {self.price_per_hour} {self.currency} @ {self.observed_at:%Y-%m-%d}"
+        )
+
+
+# -- refresh runs and the review queue ----------------------------------------------------------
+
+
+class ScrapeRun(models.Model):
+    """One refresh of one provider: its outcome, counts and every error and rejected row."""
+
+    Status = RunStatus
+
+    provider = models.ForeignKey(Provider, on_delete=models.CASCADE, related_name="runs")
+    started_at = models.DateTimeField(default=timezone.now)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.RUNNING)
+    fetched = models.PositiveIntegerField(default=0)
+    created = models.PositiveIntegerField(default=0)
+    updated = models.PositiveIntegerField(default=0)
+    unchanged = models.PositiveIntegerField(default=0)
+    retired = models.PositiveIntegerField(default=0)
+    rejected = models.PositiveIntegerField(default=0)
+    errors = models.PositiveIntegerField(default=0)
+    error_messages = models.JSONField(default=list, blank=True)
+    rejected_rows = models.JSONField(
+        default=list, blank=True, help_text="Each rejected row with its reason."
+    )
+    warnings = models.JSONField(
+        default=list, blank=True, help_text="Schema drift: unknown keys the scraper saw."
+    )
+    trigger = models.CharField(max_length=20, default="command")
+
+    class Meta:
+        ordering = ["-started_at"]
+        get_latest_by = "started_at"
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(status__in=RunStatus.values), name="scraperun_status_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(finished_at__isnull=True) | Q(finished_at__gte=models.F("started_at")),
+                name="scraperun_finish_after_start",
+            ),
+        ]
+        indexes = [
+            # Row-count guard and provider pages: the provider's latest good run.
+            models.Index(fields=["provider", "status", "-started_at"], name="scraperun_latest_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.provider.slug} {self.started_at:%Y-%m-%d %H:%M} {self.status}"
+
+
+class SkuReview(models.Model):
+    """A SKU a scraper found that maps to no curated instance type: waits for a curator."""
+
+    Status = ReviewStatus
+
+    provider = models.ForeignKey(Provider, on_delete=models.CASCADE, related_name="sku_reviews")
+    sku = models.CharField(max_length=200, help_text="The provider's own name for it.")
+    parsed = models.JSONField(default=dict, blank=True, help_text="What the scraper parsed.")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.NEW)
+    mapped_to = models.ForeignKey(
+        InstanceType, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    first_seen_at = models.DateTimeField(default=timezone.now)
+    last_seen_at = models.DateTimeField(default=timezone.now)
+    times_seen = models.PositiveIntegerField(default=1)
+
+    class Meta:
+        ordering = ["status", "-last_seen_at"]
+        constraints = [
+            models.UniqueConstraint(fields=["provider", "sku"], name="skureview_unique_sku"),
+            models.CheckConstraint(
+                condition=~Q(status="mapped") | Q(mapped_to__isnull=False),
+                name="skureview_mapped_has_target",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.provider.slug}: {self.sku}"

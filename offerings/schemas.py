@@ -1,0 +1,240 @@
+"""What the catalog accepts from any source: curated fixtures and provider scrapers.
+
+Frozen pydantic models with units in field names. Fixtures (TOML under `fixtures/`) are parsed
+into `CatalogFile`; scrapers produce `ScrapedOffer`. Anything that fails here never reaches the
+database, and the error names the file and the field.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date, datetime
+from decimal import Decimal
+from typing import Annotated, Literal
+
+from pydantic import (
+    AnyHttpUrl,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    field_validator,
+    model_validator,
+)
+
+SLUG_PATTERN = r"^[a-z0-9]+(-[a-z0-9]+)*$"
+Slug = Annotated[str, StringConstraints(pattern=SLUG_PATTERN, max_length=120)]
+ProviderSlug = Annotated[str, StringConstraints(pattern=r"^[a-z0-9]+$", max_length=40)]
+CurrencyCode = Annotated[str, StringConstraints(pattern=r"^[A-Z]{3}$")]
+Url = Annotated[AnyHttpUrl, Field(description="http(s) URL of the source")]
+Money = Annotated[Decimal, Field(ge=0, max_digits=14, decimal_places=6, allow_inf_nan=False)]
+Geo = Literal["na", "sa", "eu", "me", "af", "asia", "oc"]
+
+HOURS_PER_MONTH = Decimal(730)
+
+
+def instance_slug(name: str) -> str:
+    """Turn a provider's instance name into the contract's slug (`p5.48xlarge` -> `p5-48xlarge`)."""
+    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
+
+
+class Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", str_strip_whitespace=True)
+
+
+class Sourced(Frozen):
+    source_url: Url
+    verified_at: date
+
+    @field_validator("verified_at")
+    @classmethod
+    def _not_in_future(cls, value: date) -> date:
+        if value > date.today():
+            raise ValueError("verified_at is in the future")
+        return value
+
+
+class ProviderIn(Sourced):
+    slug: ProviderSlug
+    name: str = Field(min_length=1, max_length=100)
+    website: Url
+    kind: Literal["hyperscaler", "specialist", "marketplace"]
+    home_currency: CurrencyCode = "USD"
+    notes: str = ""
+
+
+class RegionIn(Frozen):
+    code: str = Field(min_length=1, max_length=64)
+    name: str = Field(default="", max_length=120)
+    geo: Geo | Literal[""] = ""
+
+
+class GpuIn(Sourced):
+    slug: Slug
+    vendor: Literal["nvidia", "amd", "intel"]
+    name: str = Field(min_length=1, max_length=80)
+    architecture: str = ""
+    form_factor: Literal["sxm", "pcie", "oam", "superchip"]
+    memory_gib: int = Field(gt=0, le=4096)
+    memory_type: str = ""
+    memory_bandwidth_gbytes_per_s: int | None = Field(default=None, gt=0)
+    bf16_dense_tflops: Decimal | None = Field(default=None, gt=0, allow_inf_nan=False)
+    pcie_generation: int | None = Field(default=None, ge=1, le=7)
+    nvlink_generation: int | None = Field(default=None, ge=1, le=6)
+
+
+class GpuLinkIn(Sourced):
+    """The GPU-to-GPU link; leave a figure out when no source states it."""
+
+    technology: Literal["none", "nvlink", "infinity-fabric", "unknown"]
+    generation: int | None = Field(default=None, ge=1, le=6)
+    topology: Literal["nvswitch", "bridge", "mesh", "hybrid-cube-mesh", "unknown"] | None = None
+    domain_size: int | None = Field(default=None, ge=2, le=1024)
+    bandwidth_gbytes_per_s: int | None = Field(default=None, gt=0, le=100_000)
+
+    @model_validator(mode="after")
+    def _none_means_nothing_else(self) -> GpuLinkIn:
+        details = (self.generation, self.topology, self.domain_size, self.bandwidth_gbytes_per_s)
+        if self.technology == "none" and any(v is not None for v in details):
+            raise ValueError("technology 'none' cannot carry generation/topology/domain/bandwidth")
+        if self.technology != "none" and self.topology is None:
+            raise ValueError("topology is required unless technology is 'none' (use 'unknown')")
+        return self
+
+
+class FabricIn(Sourced):
+    """The inter-node fabric; leave a figure out when no source states it."""
+
+    technology: Literal["infiniband", "roce", "efa", "erdma", "tcpx", "ethernet", "unknown"]
+    port_speed_gbits_per_s: int | None = Field(default=None, gt=0, le=10_000)
+    nics: int | None = Field(default=None, gt=0, le=64)
+    bandwidth_gbits_per_s: int | None = Field(default=None, gt=0, le=100_000)
+    rdma: bool | None = None
+    gpudirect_rdma: bool | None = None
+    rail_optimized: bool | None = None
+    multi_node: bool | None = None
+    max_nodes: int | None = Field(default=None, ge=1)
+    sales_only: bool | None = None
+    cluster_source_url: Url | None = None
+
+    @model_validator(mode="after")
+    def _consistent(self) -> FabricIn:
+        if self.technology in ("tcpx", "ethernet") and (self.rdma or self.gpudirect_rdma):
+            raise ValueError(f"{self.technology} is not RDMA: rdma/gpudirect_rdma must not be true")
+        if self.technology in ("infiniband", "roce", "efa", "erdma") and self.rdma is False:
+            raise ValueError(f"{self.technology} is an RDMA fabric: rdma cannot be false")
+        if self.multi_node is False and self.max_nodes not in (None, 1):
+            raise ValueError("max_nodes above 1 contradicts multi_node = false")
+        return self
+
+
+class PriceIn(Frozen):
+    """A curated price, in the currency the provider charges."""
+
+    region: str = Field(min_length=1, max_length=64)
+    kind: Literal["on-demand", "spot", "reserved"]
+    term_months: int = Field(default=0, ge=0, le=120)
+    price_per_hour: Money | None = None
+    term_total: Money | None = Field(
+        default=None, description="A reserved term's upfront total; becomes hourly / 730 / months"
+    )
+    currency: CurrencyCode
+    observed_at: datetime
+    source_url: Url
+    available: bool | None = None
+
+    @model_validator(mode="after")
+    def _term_and_amount(self) -> PriceIn:
+        if (self.kind == "reserved") != (self.term_months > 0):
+            raise ValueError("term_months is required for reserved prices and only for them")
+        if (self.price_per_hour is None) == (self.term_total is None):
+            raise ValueError("give exactly one of price_per_hour and term_total")
+        if self.term_total is not None and self.kind != "reserved":
+            raise ValueError("term_total only applies to reserved prices")
+        if self.observed_at.tzinfo is None:
+            raise ValueError("observed_at needs a UTC offset (e.g. 2026-11-29T00:00:00Z)")
+        return self
+
+    @property
+    def hourly(self) -> Decimal:
+        """The price per instance-hour: a term total spread over 730 hours a month."""
+        if self.price_per_hour is not None:
+            return self.price_per_hour
+        return self.term_total / (HOURS_PER_MONTH * self.term_months)
+
+
+class InstanceIn(Sourced):
+    name: str = Field(min_length=1, max_length=120)
+    slug: Slug | None = None
+    gpu: Slug
+    gpu_count: int = Field(gt=0, le=1024)
+    vcpus: int | None = Field(default=None, gt=0)
+    ram_gib: Decimal | None = Field(default=None, gt=0, allow_inf_nan=False)
+    local_nvme_gb: int | None = Field(default=None, ge=0)
+    billing_granularity: Literal["second", "minute", "hour", "month", "unknown"] = "unknown"
+    minimum_term_hours: int | None = Field(default=None, ge=0)
+    notes: str = ""
+    setup_notes: str = ""
+    nvlink: GpuLinkIn
+    fabric: FabricIn
+    prices: tuple[PriceIn, ...] = ()
+
+    @property
+    def resolved_slug(self) -> str:
+        return self.slug or instance_slug(self.name)
+
+    @model_validator(mode="after")
+    def _domain_fits(self) -> InstanceIn:
+        link = self.nvlink
+        if (
+            link.domain_size is not None
+            and link.domain_size > self.gpu_count
+            and link.domain_size % self.gpu_count
+        ):
+            raise ValueError("an NVLink domain larger than the node must span whole nodes")
+        keys = [(p.region, p.kind, p.term_months) for p in self.prices]
+        if len(keys) != len(set(keys)):
+            raise ValueError("two prices for the same region, kind and term")
+        return self
+
+
+class ProviderCatalog(Frozen):
+    """One `fixtures/providers/<slug>.toml` file."""
+
+    provider: ProviderIn
+    regions: tuple[RegionIn, ...] = ()
+    instances: tuple[InstanceIn, ...] = ()
+
+    @model_validator(mode="after")
+    def _references(self) -> ProviderCatalog:
+        codes = [r.code for r in self.regions]
+        if len(codes) != len(set(codes)):
+            raise ValueError("duplicate region codes")
+        slugs = [i.resolved_slug for i in self.instances]
+        duplicates = {s for s in slugs if slugs.count(s) > 1}
+        if duplicates:
+            raise ValueError(f"duplicate instance slugs: {sorted(duplicates)}")
+        for instance in self.instances:
+            for price in instance.prices:
+                if price.region not in codes:
+                    raise ValueError(f"{instance.name}: price region {price.region!r} not listed")
+        return self
+
+
+class ExchangeRateIn(Frozen):
+    currency: CurrencyCode
+    rate_date: date
+    usd_per_unit: Decimal = Field(gt=0, allow_inf_nan=False)
+    source_url: Url
+
+
+class GpuCatalog(Frozen):
+    """`fixtures/gpus.toml`."""
+
+    gpus: tuple[GpuIn, ...]
+
+
+class ExchangeRateCatalog(Frozen):
+    """`fixtures/exchange_rates.toml`."""
+
+    rates: tuple[ExchangeRateIn, ...] = ()

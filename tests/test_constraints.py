@@ -1,0 +1,223 @@
+"""Every database constraint rejects the bad row it exists for, by name."""
+
+from datetime import UTC, datetime
+from decimal import Decimal
+
+import pytest
+from django.db import IntegrityError, transaction
+
+from offerings.models import (
+    ExchangeRate,
+    Fabric,
+    GpuLink,
+    GpuModel,
+    InstanceType,
+    Offer,
+    PriceObservation,
+    Provider,
+    Region,
+    ScrapeRun,
+    SkuReview,
+)
+from tests.conftest import SOURCE, make_instance, make_offer
+
+NOW = datetime(2026, 11, 29, tzinfo=UTC)
+
+
+def assert_violates(constraint: str, create) -> None:
+    with pytest.raises(IntegrityError, match=constraint), transaction.atomic():
+        create()
+
+
+def _link(instance, **fields):
+    GpuLink.objects.filter(instance=instance).delete()
+    return GpuLink.objects.create(instance=instance, **fields)
+
+
+def _fabric(instance, **fields):
+    Fabric.objects.filter(instance=instance).delete()
+    return Fabric.objects.create(instance=instance, **fields)
+
+
+BAD_ROWS = {
+    "provider_slug_one_word": lambda c: Provider.objects.create(
+        slug="two-words", name="x", website="https://x.example", kind="specialist"
+    ),
+    "provider_home_currency_iso": lambda c: Provider.objects.create(
+        slug="x", name="x", website="https://x.example", kind="specialist", home_currency="usd"
+    ),
+    "provider_kind_valid": lambda c: Provider.objects.create(
+        slug="x", name="x", website="https://x.example", kind="reseller"
+    ),
+    "region_unique_code": lambda c: Region.objects.create(provider=c["provider"], code="us-east-1"),
+    "region_geo_valid": lambda c: Region.objects.create(
+        provider=c["provider"], code="x", geo="mars"
+    ),
+    "region_code_not_empty": lambda c: Region.objects.create(provider=c["provider"], code=""),
+    "gpu_slug_format": lambda c: GpuModel.objects.create(
+        slug="H100_SXM", vendor="nvidia", name="x", form_factor="sxm", memory_gib=80
+    ),
+    "gpu_memory_positive": lambda c: GpuModel.objects.create(
+        slug="x", vendor="nvidia", name="x", form_factor="sxm", memory_gib=0
+    ),
+    "gpu_tflops_positive": lambda c: GpuModel.objects.create(
+        slug="x", vendor="nvidia", name="x", form_factor="sxm", memory_gib=8, bf16_dense_tflops=0
+    ),
+    "gpu_nvlink_generation_range": lambda c: GpuModel.objects.create(
+        slug="x", vendor="nvidia", name="x", form_factor="sxm", memory_gib=8, nvlink_generation=9
+    ),
+    "gpu_pcie_generation_range": lambda c: GpuModel.objects.create(
+        slug="x", vendor="nvidia", name="x", form_factor="pcie", memory_gib=8, pcie_generation=0
+    ),
+    "instance_gpu_count_positive": lambda c: InstanceType.objects.create(
+        provider=c["provider"], gpu=c["gpu"], name="zero", slug="zero", gpu_count=0
+    ),
+    "instance_slug_format": lambda c: InstanceType.objects.create(
+        provider=c["provider"], gpu=c["gpu"], name="p5.48xlarge", slug="p5.48xlarge", gpu_count=8
+    ),
+    "instance_unique_slug": lambda c: InstanceType.objects.create(
+        provider=c["provider"], gpu=c["gpu"], name="other", slug="hgx-8x", gpu_count=8
+    ),
+    "instance_unique_name": lambda c: InstanceType.objects.create(
+        provider=c["provider"], gpu=c["gpu"], name="hgx.8x", slug="other", gpu_count=8
+    ),
+    "instance_vcpus_positive": lambda c: InstanceType.objects.create(
+        provider=c["provider"], gpu=c["gpu"], name="v", slug="v", gpu_count=8, vcpus=0
+    ),
+    "instance_ram_positive": lambda c: InstanceType.objects.create(
+        provider=c["provider"], gpu=c["gpu"], name="r", slug="r", gpu_count=8, ram_gib=0
+    ),
+    "gpulink_technology_valid": lambda c: _link(c["instance"], technology="pcie", topology="mesh"),
+    "gpulink_topology_valid": lambda c: _link(c["instance"], technology="nvlink", topology="ring"),
+    "gpulink_none_has_no_details": lambda c: _link(
+        c["instance"], technology="none", bandwidth_gbytes_per_s=900
+    ),
+    "gpulink_topology_set_unless_none": lambda c: _link(
+        c["instance"], technology="nvlink", topology=""
+    ),
+    "gpulink_domain_at_least_two": lambda c: _link(
+        c["instance"], technology="nvlink", topology="nvswitch", domain_size=0
+    ),
+    "gpulink_bandwidth_positive": lambda c: _link(
+        c["instance"], technology="nvlink", topology="nvswitch", bandwidth_gbytes_per_s=0
+    ),
+    "gpulink_generation_range": lambda c: _link(
+        c["instance"], technology="nvlink", topology="nvswitch", generation=0
+    ),
+    "fabric_technology_valid": lambda c: _fabric(c["instance"], technology="myrinet"),
+    "fabric_bandwidth_positive": lambda c: _fabric(c["instance"], bandwidth_gbits_per_s=0),
+    "fabric_port_speed_positive": lambda c: _fabric(c["instance"], port_speed_gbits_per_s=0),
+    "fabric_nics_positive": lambda c: _fabric(c["instance"], nics=0),
+    "fabric_max_nodes_positive": lambda c: _fabric(c["instance"], max_nodes=0),
+    "fabric_non_rdma_has_no_rdma": lambda c: _fabric(
+        c["instance"], technology="tcpx", gpudirect_rdma=True
+    ),
+    "fabric_rdma_technology_is_rdma": lambda c: _fabric(
+        c["instance"], technology="infiniband", rdma=False
+    ),
+    "fabric_single_node_max_one": lambda c: _fabric(c["instance"], multi_node=False, max_nodes=4),
+    "exchangerate_unique": lambda c: [
+        ExchangeRate.objects.create(
+            currency="CNY", rate_date=NOW.date(), usd_per_unit=Decimal("0.14"), source_url=SOURCE
+        )
+        for _ in range(2)
+    ],
+    "exchangerate_currency_iso": lambda c: ExchangeRate.objects.create(
+        currency="cny", rate_date=NOW.date(), usd_per_unit=1, source_url=SOURCE
+    ),
+    "exchangerate_rate_positive": lambda c: ExchangeRate.objects.create(
+        currency="CNY", rate_date=NOW.date(), usd_per_unit=0, source_url=SOURCE
+    ),
+    "offer_natural_key": lambda c: [make_offer(c["instance"], c["region"]) for _ in range(2)],
+    "offer_price_nonneg": lambda c: make_offer(
+        c["instance"], c["region"], price="-1", per_gpu=None
+    ),
+    "offer_gpu_hour_price_nonneg": lambda c: make_offer(
+        c["instance"], c["region"], per_gpu=Decimal(-1)
+    ),
+    "offer_currency_iso": lambda c: make_offer(c["instance"], c["region"], currency=""),
+    "offer_kind_valid": lambda c: make_offer(c["instance"], c["region"], kind="interrupt"),
+    "offer_term_only_reserved": lambda c: make_offer(
+        c["instance"], c["region"], kind="reserved", term_months=0
+    ),
+    "offer_has_source": lambda c: Offer.objects.create(
+        instance=c["instance"],
+        region=c["region"],
+        kind="spot",
+        price_per_hour=1,
+        currency="USD",
+        observed_at=NOW,
+        origin="scraper",
+        source_url="",
+    ),
+    "priceobservation_unique_time": lambda c: [
+        PriceObservation.objects.create(
+            offer=c["offer"], price_per_hour=1, currency="USD", observed_at=NOW
+        )
+        for _ in range(2)
+    ],
+    "priceobservation_price_nonneg": lambda c: PriceObservation.objects.create(
+        offer=c["offer"], price_per_hour=-5, currency="USD", observed_at=NOW
+    ),
+    "priceobservation_currency_iso": lambda c: PriceObservation.objects.create(
+        offer=c["offer"], price_per_hour=5, currency="", observed_at=NOW
+    ),
+    "scraperun_status_valid": lambda c: ScrapeRun.objects.create(
+        provider=c["provider"], status="exploded"
+    ),
+    "scraperun_finish_after_start": lambda c: ScrapeRun.objects.create(
+        provider=c["provider"], started_at=NOW, finished_at=datetime(2020, 1, 1, tzinfo=UTC)
+    ),
+    "skureview_unique_sku": lambda c: [
+        SkuReview.objects.create(provider=c["provider"], sku="gpu_9x_mystery") for _ in range(2)
+    ],
+    "skureview_mapped_has_target": lambda c: SkuReview.objects.create(
+        provider=c["provider"], sku="x", status="mapped"
+    ),
+}
+
+
+@pytest.fixture
+def context(provider, region, gpu, instance):
+    return {
+        "provider": provider,
+        "region": region,
+        "gpu": gpu,
+        "instance": instance,
+        "offer": make_offer(instance, region, kind="spot"),
+    }
+
+
+@pytest.mark.parametrize("constraint", sorted(BAD_ROWS))
+def test_each_constraint_rejects_its_bad_row(context, constraint):
+    assert_violates(constraint, lambda: BAD_ROWS[constraint](context))
+
+
+def test_every_named_constraint_has_a_bad_row_test():
+    from django.apps import apps
+
+    names = {
+        c.name
+        for model in apps.get_app_config("offerings").get_models()
+        for c in model._meta.constraints
+    }
+    assert names == set(BAD_ROWS)
+
+
+def test_valid_rows_are_accepted(context):
+    instance = make_instance(
+        context["provider"],
+        context["gpu"],
+        name="gb200.4x",
+        gpu_count=4,
+        link={
+            "technology": "nvlink",
+            "topology": "nvswitch",
+            "domain_size": 72,
+            "generation": 5,
+            "bandwidth_gbytes_per_s": 1800,
+        },
+        fabric={"technology": "tcpx", "rdma": False, "gpudirect_rdma": False},
+    )
+    make_offer(instance, context["region"], kind="reserved", term_months=12)
+    assert instance.gpu_link.domain_size == 72

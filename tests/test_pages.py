@@ -1,0 +1,78 @@
+"""The placeholder list page, the language prefix and the health check."""
+
+import pytest
+from django.test import override_settings
+
+from tests.conftest import make_instance, make_offer
+
+
+@pytest.fixture
+def listed(provider, region, gpu, instance):
+    make_offer(instance, region, price="24.00")
+    make_offer(instance, region, price="8.00", kind="spot")
+    pcie = make_instance(provider, gpu, name="pcie.4x", gpu_count=4, link={"technology": "none"})
+    hidden = make_instance(provider, gpu, name="secret.8x", is_hidden=True)
+    retired = make_instance(provider, gpu, name="old.8x", is_active=False)
+    return instance, pcie, hidden, retired
+
+
+def test_the_list_shows_visible_instances_with_their_interconnects(client, listed):
+    response = client.get("/")
+    assert response.status_code == 200
+    body = response.content.decode()
+    assert "hgx.8x" in body
+    assert "pcie.4x" in body
+    assert "NVLink / NVSwitch" in body
+    assert "PCIe only" in body
+    assert "InfiniBand" in body
+
+
+def test_hidden_and_retired_instances_are_not_listed(client, listed):
+    body = client.get("/").content.decode()
+    assert "secret.8x" not in body
+    assert "old.8x" not in body
+
+
+def test_the_row_price_prefers_on_demand_over_a_cheaper_spot_price(client, listed):
+    body = client.get("/").content.decode()
+    assert "$3.00" in body  # 24.00 / 8 GPUs on demand, not the 1.00 spot price
+    assert "no price" in body  # the PCIe instance has none
+
+
+def test_the_list_query_count_does_not_grow_with_rows(
+    client, provider, region, gpu, django_assert_max_num_queries
+):
+    for n in range(30):
+        make_offer(make_instance(provider, gpu, name=f"n{n}.8x"), region)
+    with django_assert_max_num_queries(4):
+        assert client.get("/").status_code == 200
+
+
+def test_simplified_chinese_lives_under_its_prefix(client, listed):
+    response = client.get("/zh-hans/")
+    assert response.status_code == 200
+    assert response.headers["Content-Language"] == "zh-hans"
+    body = response.content.decode()
+    assert '<html lang="zh-hans">' in body
+    assert "按互联方式比较多 GPU 云实例" in body  # compiled translations are in use
+    assert client.get("/en/").status_code == 404  # English is unprefixed
+
+
+def test_the_admin_and_health_check_are_not_language_prefixed(client, db):
+    assert client.get("/zh-hans/admin/").status_code == 404
+    assert client.get("/admin/").status_code == 302
+
+
+def test_the_health_check_reports_the_database_and_an_unconfigured_broker(client, db):
+    with override_settings(CELERY_BROKER_URL=None):
+        response = client.get("/healthz")
+    assert response.status_code == 200
+    assert response.json() == {
+        "status": "ok",
+        "checks": {"database": "ok", "broker": "not configured"},
+    }
+    assert "no-cache" in response.headers["Cache-Control"]
+
+
+def test_the_list_refuses_unsafe_methods(client, db):
+    assert client.post("/").status_code == 405
