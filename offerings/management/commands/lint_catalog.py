@@ -1,0 +1,406 @@
+"""Lint the curated catalog in `fixtures/` without a database.
+
+Reads the same TOML files as `load_catalog`, validates them with `offerings.schemas`, then checks
+the rules the schema cannot see on its own: cross-file references, NVLink domain and bandwidth
+rules against each GPU's NVLink generation, fabric arithmetic, duplicate slugs, and that every
+price can be converted at a dated reference rate. Every problem is listed; the exit code is 1 when
+there is any.
+
+A figure that a source states differently from the rule (a bridged pair quoted at a lower NVLink
+figure, say) is accepted through `fixtures/lint_overrides.toml`:
+
+    [[overrides]]
+    provider = "acme"               # provider slug
+    instance = "2x-h100-nvl"        # instance slug
+    rule = "nvlink-bandwidth"       # the rule name printed in the problem
+    reason = "NVIDIA quotes 600 GB/s for the H100 NVL bridge"
+    source_url = "https://..."      # where the differing figure is stated
+
+An override that matches no problem is itself reported, so stale ones do not pile up.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from datetime import UTC, date, datetime
+from pathlib import Path
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError
+from pydantic import AnyHttpUrl, BaseModel, ConfigDict, Field
+from pydantic import ValidationError as SchemaError
+
+from offerings.schemas import (
+    ExchangeRateCatalog,
+    GpuCatalog,
+    GpuIn,
+    InstanceIn,
+    ProviderCatalog,
+)
+
+# NVLink bandwidth per GPU, bidirectional GB/s, by NVLink generation (NVIDIA's datasheet figures).
+NVLINK_GBYTES_PER_GPU = {2: 300, 3: 600, 4: 900, 5: 1800}
+# AMD Infinity Fabric (xGMI) aggregate per GPU, bidirectional GB/s, by GPU slug.
+INFINITY_FABRIC_GBYTES_PER_GPU = {"mi300x": 896, "mi325x": 896}
+RDMA_FABRICS = {"infiniband", "roce", "efa", "erdma"}
+OVERRIDES_FILE = "lint_overrides.toml"
+
+RULES = {
+    "schema": "the file parses and matches offerings/schemas.py",
+    "sources": "instance, nvlink and fabric facts each carry source_url and verified_at",
+    "gpu-exists": "every instance's GPU slug is defined in gpus.toml",
+    "domain-size": "NVLink domain fits the node (or spans whole nodes) and suits the topology",
+    "link-technology": "the link technology is possible for the GPU",
+    "nvlink-generation": "the link's generation equals the GPU's NVLink generation",
+    "nvlink-bandwidth": "NVLink bandwidth matches the GPU's generation (A100 600, H100 900, ...)",
+    "fabric-bandwidth": "fabric bandwidth equals nics x port speed when all three are given",
+    "fabric-consistency": "multi-node, sales-only, max-nodes and GPUDirect flags agree",
+    "duplicate-slug": "no slug (provider, instance, GPU, rate) is defined twice",
+    "price-currency": "every price's currency is USD or has a reference exchange rate",
+    "price-date": "no price is observed in the future",
+    "override": "every lint override names a known rule and matches a problem",
+}
+
+
+@dataclass(frozen=True)
+class Problem:
+    file: str
+    where: str
+    rule: str
+    message: str
+
+    def __str__(self) -> str:
+        where = f" {self.where}:" if self.where else ""
+        return f"{self.file}:{where} [{self.rule}] {self.message}"
+
+
+class Override(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", str_strip_whitespace=True)
+
+    provider: str
+    instance: str
+    rule: str
+    reason: str = Field(min_length=10)
+    source_url: AnyHttpUrl
+
+
+class OverrideCatalog(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    overrides: tuple[Override, ...] = ()
+
+
+def _read(path: Path, schema, problems: list[Problem], root: Path):
+    """Parse a TOML file against its schema; on failure record every error and return None."""
+    name = str(path.relative_to(root)) if path.is_relative_to(root) else str(path)
+    try:
+        with path.open("rb") as handle:
+            data = tomllib.load(handle)
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        problems.append(Problem(name, "", "schema", f"cannot read: {exc}"))
+        return None
+    try:
+        return schema.model_validate(data)
+    except SchemaError as exc:
+        for error in exc.errors():
+            where = ".".join(str(part) for part in error["loc"]) or "(file)"
+            problems.append(Problem(name, where, "schema", error["msg"]))
+        return None
+
+
+def _link_problems(entry: InstanceIn, gpu: GpuIn | None) -> list[tuple[str, str]]:
+    """(rule, message) pairs for one instance's GPU link."""
+    found: list[tuple[str, str]] = []
+    link = entry.nvlink
+    count = entry.gpu_count
+    size = link.domain_size
+
+    if link.technology == "none":
+        if gpu is not None and (gpu.nvlink_generation or gpu.vendor == "amd"):
+            found.append(
+                (
+                    "link-technology",
+                    f"technology 'none' but {gpu.slug} can have a GPU-to-GPU link: "
+                    "'none' is only for GPUs with no NVLink at all (else use 'unknown')",
+                )
+            )
+        return found
+
+    if gpu is not None:
+        if link.technology == "nvlink" and (gpu.vendor != "nvidia" or not gpu.nvlink_generation):
+            found.append(("link-technology", f"{gpu.slug} has no NVLink"))
+        if link.technology == "infinity-fabric" and gpu.vendor != "amd":
+            found.append(("link-technology", f"Infinity Fabric on a non-AMD GPU ({gpu.slug})"))
+
+    if size is not None:
+        if size > count:
+            if size % count:
+                found.append(
+                    (
+                        "domain-size",
+                        f"domain_size {size} exceeds gpu_count {count} and is "
+                        "not a whole number of nodes",
+                    )
+                )
+            elif link.topology != "nvswitch":
+                found.append(
+                    (
+                        "domain-size",
+                        f"a domain of {size} spanning nodes of {count} GPUs needs "
+                        "NVLink switches (topology 'nvswitch')",
+                    )
+                )
+        if link.topology == "bridge" and size != 2:
+            found.append(
+                ("domain-size", f"bridge topology links pairs: domain_size must be 2, not {size}")
+            )
+        if link.topology == "nvswitch" and size < count:
+            found.append(
+                (
+                    "domain-size",
+                    f"an NVSwitch domain covers the node: domain_size {size} < gpu_count {count}",
+                )
+            )
+        if link.topology in ("mesh", "hybrid-cube-mesh") and size > count:
+            found.append(
+                (
+                    "domain-size",
+                    f"a {link.topology} cannot span nodes (domain_size {size} > gpu_count {count})",
+                )
+            )
+    if link.topology == "bridge" and count % 2:
+        found.append(("domain-size", f"bridged pairs need an even gpu_count, not {count}"))
+
+    if gpu is not None and link.technology == "nvlink":
+        generations = (link.generation, gpu.nvlink_generation)
+        if None not in generations and generations[0] != generations[1]:
+            found.append(
+                (
+                    "nvlink-generation",
+                    f"generation {link.generation} but {gpu.slug} has "
+                    f"NVLink {gpu.nvlink_generation}",
+                )
+            )
+        expected = NVLINK_GBYTES_PER_GPU.get(gpu.nvlink_generation or 0)
+        bandwidth = link.bandwidth_gbytes_per_s
+        if None not in (bandwidth, expected) and bandwidth != expected:
+            found.append(
+                (
+                    "nvlink-bandwidth",
+                    f"{bandwidth} GB/s per GPU, but NVLink "
+                    f"{gpu.nvlink_generation} on {gpu.slug} is {expected} GB/s",
+                )
+            )
+    if gpu is not None and link.technology == "infinity-fabric":
+        expected = INFINITY_FABRIC_GBYTES_PER_GPU.get(gpu.slug)
+        bandwidth = link.bandwidth_gbytes_per_s
+        if bandwidth is not None and bandwidth != expected:
+            found.append(
+                (
+                    "nvlink-bandwidth",
+                    f"{bandwidth} GB/s per GPU, but Infinity Fabric on "
+                    f"{gpu.slug} is {expected} GB/s aggregate",
+                )
+            )
+        if link.generation is not None:
+            found.append(("nvlink-generation", "an NVLink generation on an Infinity Fabric link"))
+    return found
+
+
+def _fabric_problems(entry: InstanceIn) -> list[tuple[str, str]]:
+    fabric = entry.fabric
+    found: list[tuple[str, str]] = []
+    nics, speed, total = fabric.nics, fabric.port_speed_gbits_per_s, fabric.bandwidth_gbits_per_s
+    if None not in (nics, speed, total) and nics * speed != total:
+        found.append(
+            (
+                "fabric-bandwidth",
+                f"{nics} NICs x {speed} Gb/s = {nics * speed}, "
+                f"but bandwidth_gbits_per_s is {total}",
+            )
+        )
+    if fabric.gpudirect_rdma and fabric.technology not in RDMA_FABRICS:
+        found.append(
+            ("fabric-consistency", f"GPUDirect RDMA over {fabric.technology}, not an RDMA fabric")
+        )
+    if fabric.sales_only and fabric.multi_node:
+        found.append(
+            (
+                "fabric-consistency",
+                "multi_node means self-serve; a sales-only cluster must not "
+                "also set multi_node = true",
+            )
+        )
+    if fabric.max_nodes is not None and fabric.multi_node is not True:
+        found.append(("fabric-consistency", "max_nodes given without multi_node = true"))
+    return found
+
+
+def _source_problems(entry: InstanceIn) -> list[tuple[str, str]]:
+    found = []
+    for label, fact in (("instance", entry), ("nvlink", entry.nvlink), ("fabric", entry.fabric)):
+        if not str(fact.source_url or "").strip() or fact.verified_at is None:
+            found.append(("sources", f"{label} fact lacks source_url or verified_at"))
+    return found
+
+
+def lint_catalog(fixtures: Path, today: date | None = None) -> list[Problem]:
+    """Every problem found in a fixtures folder (empty when the catalog is clean)."""
+    today = today or datetime.now(UTC).date()
+    now = datetime.now(UTC)
+    problems: list[Problem] = []
+
+    gpus: dict[str, GpuIn] = {}
+    gpus_file = fixtures / "gpus.toml"
+    if not gpus_file.exists():
+        problems.append(Problem("gpus.toml", "", "schema", "missing"))
+    elif (catalog := _read(gpus_file, GpuCatalog, problems, fixtures)) is not None:
+        for gpu in catalog.gpus:
+            if gpu.slug in gpus:
+                problems.append(
+                    Problem("gpus.toml", gpu.slug, "duplicate-slug", "GPU defined twice")
+                )
+            gpus[gpu.slug] = gpu
+
+    rated = {"USD"}
+    rates_file = fixtures / "exchange_rates.toml"
+    if rates_file.exists() and (
+        rates := _read(rates_file, ExchangeRateCatalog, problems, fixtures)
+    ):
+        seen = set()
+        for rate in rates.rates:
+            key = (rate.currency, rate.rate_date)
+            if key in seen:
+                problems.append(
+                    Problem(
+                        "exchange_rates.toml",
+                        f"{rate.currency} {rate.rate_date}",
+                        "duplicate-slug",
+                        "rate given twice for one day",
+                    )
+                )
+            seen.add(key)
+            rated.add(rate.currency)
+            if rate.rate_date > today:
+                problems.append(
+                    Problem(
+                        "exchange_rates.toml",
+                        rate.currency,
+                        "price-date",
+                        f"rate_date {rate.rate_date} is in the future",
+                    )
+                )
+
+    raw: list[Problem] = []
+    providers: dict[str, str] = {}
+    known_instances: set[tuple[str, str]] = set()
+    for path in sorted((fixtures / "providers").glob("*.toml")):
+        name = str(path.relative_to(fixtures))
+        catalog = _read(path, ProviderCatalog, problems, fixtures)
+        if catalog is None:
+            continue
+        slug = catalog.provider.slug
+        if slug in providers:
+            problems.append(
+                Problem(name, slug, "duplicate-slug", f"provider also defined in {providers[slug]}")
+            )
+        providers[slug] = name
+        if path.stem != slug:
+            problems.append(
+                Problem(name, slug, "duplicate-slug", f"file name should be {slug}.toml")
+            )
+        names: set[str] = set()
+        for entry in catalog.instances:
+            where = f"{slug}/{entry.resolved_slug}"
+            known_instances.add((slug, entry.resolved_slug))
+            if entry.name in names:
+                raw.append(Problem(name, where, "duplicate-slug", "instance name given twice"))
+            names.add(entry.name)
+            gpu = gpus.get(entry.gpu)
+            if gpu is None:
+                raw.append(Problem(name, where, "gpu-exists", f"unknown GPU slug {entry.gpu!r}"))
+            found = _source_problems(entry) + _link_problems(entry, gpu) + _fabric_problems(entry)
+            for price in entry.prices:
+                label = f"price {price.region} {price.kind}"
+                if price.currency not in rated:
+                    found.append(
+                        (
+                            "price-currency",
+                            f"{label}: no reference exchange rate for {price.currency}",
+                        )
+                    )
+                if price.observed_at > now:
+                    found.append(
+                        (
+                            "price-date",
+                            f"{label}: observed_at {price.observed_at:%Y-%m-%d} is in the future",
+                        )
+                    )
+            raw.extend(Problem(name, where, rule, message) for rule, message in found)
+
+    overrides_file = fixtures / OVERRIDES_FILE
+    overrides: tuple[Override, ...] = ()
+    if overrides_file.exists() and (
+        parsed := _read(overrides_file, OverrideCatalog, problems, fixtures)
+    ):
+        overrides = parsed.overrides
+    used = set()
+    for problem in raw:
+        match = next(
+            (
+                o
+                for o in overrides
+                if f"{o.provider}/{o.instance}" == problem.where and o.rule == problem.rule
+            ),
+            None,
+        )
+        if match is None:
+            problems.append(problem)
+        else:
+            used.add(match)
+    for override in overrides:
+        where = f"{override.provider}/{override.instance}"
+        if override.rule not in RULES or override.rule in ("schema", "override"):
+            problems.append(
+                Problem(OVERRIDES_FILE, where, "override", f"unknown rule {override.rule!r}")
+            )
+        elif (override.provider, override.instance) not in known_instances:
+            problems.append(Problem(OVERRIDES_FILE, where, "override", "no such instance"))
+        elif override not in used:
+            problems.append(
+                Problem(
+                    OVERRIDES_FILE,
+                    where,
+                    "override",
+                    f"rule {override.rule!r} raises no problem here: remove the override",
+                )
+            )
+    return problems
+
+
+class Command(BaseCommand):
+    help = (
+        "Check fixtures/ for unsourced facts, impossible NVLink domains, bandwidths that do not "
+        "match the GPU's NVLink generation, fabric arithmetic, duplicate slugs and prices without "
+        "a reference rate. Needs no database; exits 1 listing every problem."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument(
+            "--fixtures",
+            type=Path,
+            default=Path(settings.BASE_DIR) / "fixtures",
+            help="Folder holding gpus.toml, exchange_rates.toml and providers/*.toml.",
+        )
+
+    def handle(self, *args, fixtures: Path, verbosity: int = 1, **options):
+        if not fixtures.is_dir():
+            raise CommandError(f"{fixtures} is not a folder")
+        problems = lint_catalog(fixtures)
+        for problem in problems:
+            self.stderr.write(str(problem))
+        if problems:
+            raise CommandError(f"catalog lint: {len(problems)} problem(s)")
+        if verbosity:
+            self.stdout.write(self.style.SUCCESS("Catalog lint: no problems."))

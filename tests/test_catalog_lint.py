@@ -1,0 +1,359 @@
+"""lint_catalog: the shipped catalog is clean, and each rule catches a crafted bad entry."""
+
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.core.management import call_command
+from django.core.management.base import CommandError
+
+from offerings.management.commands.lint_catalog import lint_catalog
+
+GPUS = """
+[[gpus]]
+slug = "h100-sxm"
+vendor = "nvidia"
+name = "H100 SXM"
+form_factor = "sxm"
+memory_gib = 80
+nvlink_generation = 4
+source_url = "https://www.nvidia.com/en-us/data-center/h100/"
+verified_at = 2026-11-01
+
+[[gpus]]
+slug = "gb200"
+vendor = "nvidia"
+name = "GB200"
+form_factor = "superchip"
+memory_gib = 186
+nvlink_generation = 5
+source_url = "https://www.nvidia.com/en-us/data-center/gb200-nvl72/"
+verified_at = 2026-11-01
+
+[[gpus]]
+slug = "l40s"
+vendor = "nvidia"
+name = "L40S"
+form_factor = "pcie"
+memory_gib = 48
+source_url = "https://www.nvidia.com/en-us/data-center/l40s/"
+verified_at = 2026-11-01
+
+[[gpus]]
+slug = "mi300x"
+vendor = "amd"
+name = "MI300X"
+form_factor = "oam"
+memory_gib = 192
+source_url = "https://www.amd.com/en/products/accelerators/instinct/mi300/mi300x.html"
+verified_at = 2026-11-01
+"""
+
+RATES = """
+[[rates]]
+currency = "CNY"
+rate_date = 2026-11-27
+usd_per_unit = "0.1400"
+source_url = "https://www.ecb.europa.eu/stats/eurofxref/"
+"""
+
+HEAD = """
+[provider]
+slug = "acme"
+name = "Acme Cloud"
+website = "https://acme.example"
+kind = "specialist"
+home_currency = "CNY"
+source_url = "https://acme.example/docs"
+verified_at = 2026-11-01
+
+[[regions]]
+code = "cn-beijing"
+geo = "asia"
+"""
+
+HGX = """
+[[instances]]
+name = "hgx.H100.8x"
+gpu = "h100-sxm"
+gpu_count = 8
+source_url = "https://acme.example/docs/hgx"
+verified_at = 2026-11-01
+[instances.nvlink]
+technology = "nvlink"
+generation = 4
+topology = "nvswitch"
+domain_size = 8
+bandwidth_gbytes_per_s = 900
+source_url = "https://acme.example/docs/hgx"
+verified_at = 2026-11-01
+[instances.fabric]
+technology = "infiniband"
+port_speed_gbits_per_s = 400
+nics = 8
+bandwidth_gbits_per_s = 3200
+rdma = true
+gpudirect_rdma = true
+multi_node = true
+source_url = "https://acme.example/docs/network"
+verified_at = 2026-11-01
+[[instances.prices]]
+region = "cn-beijing"
+kind = "on-demand"
+price_per_hour = "160"
+currency = "CNY"
+observed_at = 2026-11-01T00:00:00Z
+source_url = "https://acme.example/pricing"
+"""
+
+NVL72 = """
+[[instances]]
+name = "gb200.4x"
+gpu = "gb200"
+gpu_count = 4
+source_url = "https://acme.example/docs/gb200"
+verified_at = 2026-11-01
+[instances.nvlink]
+technology = "nvlink"
+generation = 5
+topology = "nvswitch"
+domain_size = 72
+bandwidth_gbytes_per_s = 1800
+source_url = "https://acme.example/docs/gb200"
+verified_at = 2026-11-01
+[instances.fabric]
+technology = "infiniband"
+source_url = "https://acme.example/docs/network"
+verified_at = 2026-11-01
+"""
+
+PCIE = """
+[[instances]]
+name = "pcie.L40S.4x"
+gpu = "l40s"
+gpu_count = 4
+source_url = "https://acme.example/docs/pcie"
+verified_at = 2026-11-01
+[instances.nvlink]
+technology = "none"
+source_url = "https://acme.example/docs/pcie"
+verified_at = 2026-11-01
+[instances.fabric]
+technology = "ethernet"
+source_url = "https://acme.example/docs/pcie"
+verified_at = 2026-11-01
+"""
+
+MI300X = """
+[[instances]]
+name = "mi300x.8x"
+gpu = "mi300x"
+gpu_count = 8
+source_url = "https://acme.example/docs/amd"
+verified_at = 2026-11-01
+[instances.nvlink]
+technology = "infinity-fabric"
+topology = "mesh"
+domain_size = 8
+bandwidth_gbytes_per_s = 896
+source_url = "https://acme.example/docs/amd"
+verified_at = 2026-11-01
+[instances.fabric]
+technology = "roce"
+source_url = "https://acme.example/docs/network"
+verified_at = 2026-11-01
+"""
+
+CLEAN = HEAD + HGX + NVL72 + PCIE + MI300X
+
+
+def write(root: Path, provider: str = CLEAN, gpus: str = GPUS, overrides: str | None = None):
+    (root / "providers").mkdir(parents=True, exist_ok=True)
+    (root / "gpus.toml").write_text(gpus)
+    (root / "exchange_rates.toml").write_text(RATES)
+    (root / "providers" / "acme.toml").write_text(provider)
+    if overrides is not None:
+        (root / "lint_overrides.toml").write_text(overrides)
+    return root
+
+
+def rules(problems) -> set[str]:
+    return {p.rule for p in problems}
+
+
+def test_the_shipped_fixtures_pass_the_lint():
+    shipped = Path(settings.BASE_DIR) / "fixtures"
+    problems = lint_catalog(shipped)
+    assert problems == [], "\n".join(map(str, problems))
+
+
+def test_the_command_passes_on_the_shipped_fixtures(capsys):
+    call_command("lint_catalog")
+    assert "no problems" in capsys.readouterr().out
+
+
+def test_a_clean_crafted_catalog_passes(tmp_path):
+    assert lint_catalog(write(tmp_path)) == []
+
+
+def test_the_command_exits_1_listing_every_problem(tmp_path, capsys):
+    bad = CLEAN.replace("bandwidth_gbytes_per_s = 900", "bandwidth_gbytes_per_s = 600").replace(
+        "bandwidth_gbits_per_s = 3200", "bandwidth_gbits_per_s = 1600"
+    )
+    with pytest.raises(CommandError, match=r"2 problem\(s\)") as error:
+        call_command("lint_catalog", fixtures=write(tmp_path, bad))
+    assert error.value.returncode == 1
+    err = capsys.readouterr().err
+    assert "acme/hgx-h100-8x: [nvlink-bandwidth]" in err
+    assert "acme/hgx-h100-8x: [fabric-bandwidth]" in err
+
+
+BROKEN = [
+    # (id, text replaced in CLEAN, replacement, rule expected)
+    (
+        "missing-fabric-source",
+        'source_url = "https://acme.example/docs/network"\nverified_at = 2026-11-01\n[[instances',
+        "[[instances",
+        "schema",
+    ),
+    (
+        "missing-nvlink-date",
+        'source_url = "https://acme.example/docs/hgx"\nverified_at = 2026-11-01\n[instances.fabric]',
+        'source_url = "https://acme.example/docs/hgx"\n[instances.fabric]',
+        "schema",
+    ),
+    ("unknown-gpu", 'gpu = "l40s"', 'gpu = "l41s"', "gpu-exists"),
+    (
+        "domain-smaller-than-switch",
+        "domain_size = 8\nbandwidth_gbytes_per_s = 900",
+        "domain_size = 4\nbandwidth_gbytes_per_s = 900",
+        "domain-size",
+    ),
+    (
+        "domain-larger-than-node",
+        "domain_size = 8\nbandwidth_gbytes_per_s = 896",
+        "domain_size = 16\nbandwidth_gbytes_per_s = 896",
+        "domain-size",
+    ),
+    (
+        "bridge-of-eight",
+        'topology = "nvswitch"\ndomain_size = 8',
+        'topology = "bridge"\ndomain_size = 8',
+        "domain-size",
+    ),
+    (
+        "nvl72-without-switch",
+        'topology = "nvswitch"\ndomain_size = 72',
+        'topology = "unknown"\ndomain_size = 72',
+        "domain-size",
+    ),
+    (
+        "wrong-nvlink-bandwidth",
+        "bandwidth_gbytes_per_s = 1800",
+        "bandwidth_gbytes_per_s = 900",
+        "nvlink-bandwidth",
+    ),
+    (
+        "wrong-if-bandwidth",
+        "bandwidth_gbytes_per_s = 896",
+        "bandwidth_gbytes_per_s = 1024",
+        "nvlink-bandwidth",
+    ),
+    ("wrong-generation", "generation = 4", "generation = 3", "nvlink-generation"),
+    (
+        "nvlink-on-l40s",
+        'technology = "none"\nsource_url = "https://acme.example/docs/pcie"',
+        'technology = "nvlink"\ntopology = "unknown"\nsource_url = "https://acme.example/docs/pcie"',
+        "link-technology",
+    ),
+    (
+        "none-on-h100",
+        'technology = "nvlink"\ngeneration = 4\ntopology = "nvswitch"\n'
+        "domain_size = 8\nbandwidth_gbytes_per_s = 900",
+        'technology = "none"',
+        "link-technology",
+    ),
+    (
+        "fabric-arithmetic",
+        "bandwidth_gbits_per_s = 3200",
+        "bandwidth_gbits_per_s = 3000",
+        "fabric-bandwidth",
+    ),
+    (
+        "sales-only-and-self-serve",
+        "multi_node = true",
+        "multi_node = true\nsales_only = true",
+        "fabric-consistency",
+    ),
+    (
+        "gdr-over-ethernet",
+        'technology = "ethernet"',
+        'technology = "unknown"\ngpudirect_rdma = true',
+        "fabric-consistency",
+    ),
+    (
+        "currency-without-rate",
+        'currency = "CNY"\nobserved_at',
+        'currency = "JPY"\nobserved_at',
+        "price-currency",
+    ),
+    (
+        "price-in-the-future",
+        "observed_at = 2026-11-01T00:00:00Z",
+        "observed_at = 2999-01-01T00:00:00Z",
+        "price-date",
+    ),
+    ("no-currency", 'currency = "CNY"\nobserved_at', "observed_at", "schema"),
+]
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "rule"), [b[1:] for b in BROKEN], ids=[b[0] for b in BROKEN]
+)
+def test_each_rule_catches_a_crafted_bad_entry(tmp_path, before, after, rule):
+    assert before in CLEAN, "the crafted replacement no longer matches the clean catalog"
+    problems = lint_catalog(write(tmp_path, CLEAN.replace(before, after, 1)))
+    assert rule in rules(problems), "\n".join(map(str, problems))
+
+
+def test_duplicate_slugs_are_caught_within_a_provider_and_across_files(tmp_path):
+    root = write(tmp_path)
+    (root / "providers" / "acme2.toml").write_text(CLEAN)
+    problems = lint_catalog(root)
+    messages = [str(p) for p in problems if p.rule == "duplicate-slug"]
+    assert any("provider also defined" in m for m in messages)
+    assert any("file name should be acme.toml" in m for m in messages)
+
+    same_name = HEAD + HGX + HGX.replace('name = "hgx.H100.8x"', 'name = "HGX.H100.8X"')
+    # hgx.H100.8x and HGX.H100.8X share the slug hgx-h100-8x: the schema refuses the file.
+    problems = lint_catalog(write(tmp_path, same_name))
+    assert any("duplicate instance slugs" in p.message for p in problems)
+
+    twice = GPUS + GPUS.split("[[gpus]]")[1].join(["[[gpus]]", ""])
+    problems = lint_catalog(write(tmp_path, CLEAN, gpus=twice))
+    assert any(p.rule == "duplicate-slug" and p.where == "h100-sxm" for p in problems)
+
+
+def test_an_override_with_a_source_accepts_a_differing_figure(tmp_path):
+    nvl = CLEAN.replace("bandwidth_gbytes_per_s = 900", "bandwidth_gbytes_per_s = 600")
+    override = """
+[[overrides]]
+provider = "acme"
+instance = "hgx-h100-8x"
+rule = "nvlink-bandwidth"
+reason = "the provider states 600 GB/s for this board"
+source_url = "https://acme.example/docs/hgx"
+"""
+    assert rules(lint_catalog(write(tmp_path, nvl))) == {"nvlink-bandwidth"}
+    assert lint_catalog(write(tmp_path, nvl, overrides=override)) == []
+    # The same override on a clean entry is stale and reported.
+    stale = lint_catalog(write(tmp_path, CLEAN, overrides=override))
+    assert rules(stale) == {"override"}
+    unknown = override.replace('rule = "nvlink-bandwidth"', 'rule = "vibes"')
+    assert "override" in rules(lint_catalog(write(tmp_path, nvl, overrides=unknown)))
+
+
+def test_unreadable_toml_is_reported_not_raised(tmp_path):
+    problems = lint_catalog(write(tmp_path, "[provider\nslug="))
+    assert rules(problems) == {"schema"}
+    assert problems[0].file == "providers/acme.toml"
