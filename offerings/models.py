@@ -159,14 +159,19 @@ class Provider(Curated):
         ordering = ["name"]
         constraints = [
             models.CheckConstraint(
-                condition=Q(slug__regex=r"^[a-z0-9]+$"), name="provider_slug_one_word"
+                condition=Q(slug__regex=r"^[a-z0-9]+$"),
+                name="provider_slug_one_word",
+                violation_error_message="A provider slug is one lower-case word of letters and digits.",
             ),
             models.CheckConstraint(
                 condition=Q(home_currency__regex=CURRENCY_CODE_RE),
                 name="provider_home_currency_iso",
+                violation_error_message="Use a three-letter ISO currency code such as USD or CNY.",
             ),
             models.CheckConstraint(
-                condition=Q(kind__in=ProviderKind.values), name="provider_kind_valid"
+                condition=Q(kind__in=ProviderKind.values),
+                name="provider_kind_valid",
+                violation_error_message="Choose hyperscaler, specialist or marketplace.",
             ),
         ]
 
@@ -187,9 +192,15 @@ class Region(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["provider", "code"], name="region_unique_code"),
             models.CheckConstraint(
-                condition=Q(geo="") | Q(geo__in=Geo.values), name="region_geo_valid"
+                condition=Q(geo="") | Q(geo__in=Geo.values),
+                name="region_geo_valid",
+                violation_error_message="Choose a continent code or leave it blank.",
             ),
-            models.CheckConstraint(condition=~Q(code=""), name="region_code_not_empty"),
+            models.CheckConstraint(
+                condition=~Q(code=""),
+                name="region_code_not_empty",
+                violation_error_message="A region needs the provider's code.",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -197,6 +208,8 @@ class Region(models.Model):
 
 
 class GpuModel(Curated):
+    """A GPU as its vendor specifies it; `slug` follows the contract (`h100-sxm`, `a100-sxm-80gb`)."""
+
     Vendor = GpuVendor
 
     FormFactor = FormFactor
@@ -220,23 +233,36 @@ class GpuModel(Curated):
     )
 
     class Meta:
+        verbose_name = "GPU model"
+        verbose_name_plural = "GPU models"
         ordering = ["vendor", "slug"]
         constraints = [
-            models.CheckConstraint(condition=Q(slug__regex=SLUG_RE), name="gpu_slug_format"),
-            models.CheckConstraint(condition=Q(memory_gib__gt=0), name="gpu_memory_positive"),
+            models.CheckConstraint(
+                condition=Q(slug__regex=SLUG_RE),
+                name="gpu_slug_format",
+                violation_error_message="A GPU slug is lower-case words joined by hyphens (e.g. h100-sxm).",
+            ),
+            models.CheckConstraint(
+                condition=Q(memory_gib__gt=0),
+                name="gpu_memory_positive",
+                violation_error_message="GPU memory must be more than zero.",
+            ),
             models.CheckConstraint(
                 condition=Q(bf16_dense_tflops__isnull=True) | Q(bf16_dense_tflops__gt=0),
                 name="gpu_tflops_positive",
+                violation_error_message="TFLOPS must be more than zero, or empty when unknown.",
             ),
             models.CheckConstraint(
                 condition=Q(nvlink_generation__isnull=True)
                 | Q(nvlink_generation__gte=1, nvlink_generation__lte=6),
                 name="gpu_nvlink_generation_range",
+                violation_error_message="NVLink generations run from 1 to 6.",
             ),
             models.CheckConstraint(
                 condition=Q(pcie_generation__isnull=True)
                 | Q(pcie_generation__gte=1, pcie_generation__lte=7),
                 name="gpu_pcie_generation_range",
+                violation_error_message="PCIe generations run from 1 to 7.",
             ),
         ]
 
@@ -277,10 +303,14 @@ class InstanceType(Curated):
     provider = models.ForeignKey(Provider, on_delete=models.PROTECT, related_name="instance_types")
     name = models.CharField(max_length=120, help_text="As the provider spells it.")
     slug = models.SlugField(max_length=120)
-    gpu = models.ForeignKey(GpuModel, on_delete=models.PROTECT, related_name="instance_types")
-    gpu_count = models.PositiveSmallIntegerField()
-    vcpus = models.PositiveIntegerField(null=True, blank=True)
-    ram_gib = models.DecimalField(max_digits=8, decimal_places=1, null=True, blank=True)
+    gpu = models.ForeignKey(
+        GpuModel, on_delete=models.PROTECT, related_name="instance_types", verbose_name="GPU"
+    )
+    gpu_count = models.PositiveSmallIntegerField("GPU count")
+    vcpus = models.PositiveIntegerField("vCPUs", null=True, blank=True)
+    ram_gib = models.DecimalField(
+        "RAM (GiB)", max_digits=8, decimal_places=1, null=True, blank=True
+    )
     local_nvme_gb = models.PositiveIntegerField(
         null=True, blank=True, help_text="Local NVMe in GB (decimal), as providers state it."
     )
@@ -309,15 +339,25 @@ class InstanceType(Curated):
         constraints = [
             models.UniqueConstraint(fields=["provider", "slug"], name="instance_unique_slug"),
             models.UniqueConstraint(fields=["provider", "name"], name="instance_unique_name"),
-            models.CheckConstraint(condition=Q(slug__regex=SLUG_RE), name="instance_slug_format"),
             models.CheckConstraint(
-                condition=Q(gpu_count__gt=0), name="instance_gpu_count_positive"
+                condition=Q(slug__regex=SLUG_RE),
+                name="instance_slug_format",
+                violation_error_message="An instance slug is lower-case words joined by hyphens (p5.48xlarge becomes p5-48xlarge).",
             ),
             models.CheckConstraint(
-                condition=Q(vcpus__isnull=True) | Q(vcpus__gt=0), name="instance_vcpus_positive"
+                condition=Q(gpu_count__gt=0),
+                name="instance_gpu_count_positive",
+                violation_error_message="A multi-GPU instance has at least one GPU.",
             ),
             models.CheckConstraint(
-                condition=Q(ram_gib__isnull=True) | Q(ram_gib__gt=0), name="instance_ram_positive"
+                condition=Q(vcpus__isnull=True) | Q(vcpus__gt=0),
+                name="instance_vcpus_positive",
+                violation_error_message="vCPUs must be more than zero, or empty when unknown.",
+            ),
+            models.CheckConstraint(
+                condition=Q(ram_gib__isnull=True) | Q(ram_gib__gt=0),
+                name="instance_ram_positive",
+                violation_error_message="RAM must be more than zero, or empty when unknown.",
             ),
         ]
         indexes = [
@@ -374,14 +414,18 @@ class GpuLink(Curated):
     )
 
     class Meta:
+        verbose_name = "GPU link"
+        verbose_name_plural = "GPU links"
         constraints = [
             models.CheckConstraint(
                 condition=Q(technology__in=LinkTechnology.values),
                 name="gpulink_technology_valid",
+                violation_error_message="Choose none, nvlink, infinity-fabric or unknown.",
             ),
             models.CheckConstraint(
                 condition=Q(topology="") | Q(topology__in=LinkTopology.values),
                 name="gpulink_topology_valid",
+                violation_error_message="Choose a listed topology.",
             ),
             # "None" is a verified absence: nothing else may be stated about the link.
             models.CheckConstraint(
@@ -393,22 +437,27 @@ class GpuLink(Curated):
                     bandwidth_gbytes_per_s__isnull=True,
                 ),
                 name="gpulink_none_has_no_details",
+                violation_error_message="A verified absence of NVLink cannot carry a generation, topology, domain or bandwidth.",
             ),
             models.CheckConstraint(
                 condition=Q(technology="none") | ~Q(topology=""),
                 name="gpulink_topology_set_unless_none",
+                violation_error_message="Give the topology (or 'unknown') unless the technology is none.",
             ),
             models.CheckConstraint(
                 condition=Q(domain_size__isnull=True) | Q(domain_size__gte=2),
                 name="gpulink_domain_at_least_two",
+                violation_error_message="An NVLink domain links at least two GPUs.",
             ),
             models.CheckConstraint(
                 condition=Q(bandwidth_gbytes_per_s__isnull=True) | Q(bandwidth_gbytes_per_s__gt=0),
                 name="gpulink_bandwidth_positive",
+                violation_error_message="Bandwidth must be more than zero, or empty when unknown.",
             ),
             models.CheckConstraint(
                 condition=Q(generation__isnull=True) | Q(generation__gte=1, generation__lte=6),
                 name="gpulink_generation_range",
+                violation_error_message="NVLink generations run from 1 to 6.",
             ),
         ]
 
@@ -463,36 +512,45 @@ class Fabric(Curated):
             models.CheckConstraint(
                 condition=Q(technology__in=FabricTechnology.values),
                 name="fabric_technology_valid",
+                violation_error_message="Choose a listed fabric technology.",
             ),
             models.CheckConstraint(
                 condition=Q(bandwidth_gbits_per_s__isnull=True) | Q(bandwidth_gbits_per_s__gt=0),
                 name="fabric_bandwidth_positive",
+                violation_error_message="Bandwidth must be more than zero, or empty when unknown.",
             ),
             models.CheckConstraint(
                 condition=Q(port_speed_gbits_per_s__isnull=True) | Q(port_speed_gbits_per_s__gt=0),
                 name="fabric_port_speed_positive",
+                violation_error_message="Port speed must be more than zero, or empty when unknown.",
             ),
             models.CheckConstraint(
-                condition=Q(nics__isnull=True) | Q(nics__gt=0), name="fabric_nics_positive"
+                condition=Q(nics__isnull=True) | Q(nics__gt=0),
+                name="fabric_nics_positive",
+                violation_error_message="The NIC count must be more than zero, or empty when unknown.",
             ),
             models.CheckConstraint(
                 condition=Q(max_nodes__isnull=True) | Q(max_nodes__gte=1),
                 name="fabric_max_nodes_positive",
+                violation_error_message="The largest cluster is at least one node, or empty when unknown.",
             ),
             # TCPX and plain Ethernet are not RDMA, whatever marketing copy says.
             models.CheckConstraint(
                 condition=~Q(technology__in=["tcpx", "ethernet"])
                 | (~Q(rdma=True) & ~Q(gpudirect_rdma=True)),
                 name="fabric_non_rdma_has_no_rdma",
+                violation_error_message="TCPX and plain Ethernet are not RDMA: RDMA and GPUDirect RDMA cannot be yes.",
             ),
             models.CheckConstraint(
                 condition=~Q(technology__in=["infiniband", "roce", "efa", "erdma"])
                 | ~Q(rdma=False),
                 name="fabric_rdma_technology_is_rdma",
+                violation_error_message="InfiniBand, RoCE, EFA and eRDMA are RDMA fabrics: RDMA cannot be no.",
             ),
             models.CheckConstraint(
                 condition=~Q(multi_node=False) | Q(max_nodes__isnull=True) | Q(max_nodes=1),
                 name="fabric_single_node_max_one",
+                violation_error_message="Without multi-node booking the largest cluster is one node.",
             ),
         ]
         indexes = [
@@ -524,10 +582,14 @@ class ExchangeRate(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["currency", "rate_date"], name="exchangerate_unique"),
             models.CheckConstraint(
-                condition=Q(currency__regex=CURRENCY_CODE_RE), name="exchangerate_currency_iso"
+                condition=Q(currency__regex=CURRENCY_CODE_RE),
+                name="exchangerate_currency_iso",
+                violation_error_message="Use a three-letter ISO currency code.",
             ),
             models.CheckConstraint(
-                condition=Q(usd_per_unit__gt=0), name="exchangerate_rate_positive"
+                condition=Q(usd_per_unit__gt=0),
+                name="exchangerate_rate_positive",
+                violation_error_message="An exchange rate must be more than zero.",
             ),
         ]
 
@@ -595,21 +657,37 @@ class Offer(models.Model):
             models.UniqueConstraint(
                 fields=["instance", "region", "kind", "term_months"], name="offer_natural_key"
             ),
-            models.CheckConstraint(condition=Q(price_per_hour__gte=0), name="offer_price_nonneg"),
+            models.CheckConstraint(
+                condition=Q(price_per_hour__gte=0),
+                name="offer_price_nonneg",
+                violation_error_message="A price cannot be negative.",
+            ),
             models.CheckConstraint(
                 condition=Q(price_per_gpu_hour_usd__isnull=True) | Q(price_per_gpu_hour_usd__gte=0),
                 name="offer_gpu_hour_price_nonneg",
+                violation_error_message="A price cannot be negative.",
             ),
             models.CheckConstraint(
-                condition=Q(currency__regex=CURRENCY_CODE_RE), name="offer_currency_iso"
+                condition=Q(currency__regex=CURRENCY_CODE_RE),
+                name="offer_currency_iso",
+                violation_error_message="Use a three-letter ISO currency code such as USD or CNY.",
             ),
-            models.CheckConstraint(condition=Q(kind__in=OfferKind.values), name="offer_kind_valid"),
+            models.CheckConstraint(
+                condition=Q(kind__in=OfferKind.values),
+                name="offer_kind_valid",
+                violation_error_message="Choose on-demand, spot or reserved.",
+            ),
             models.CheckConstraint(
                 condition=(Q(kind="reserved") & Q(term_months__gt=0))
                 | (~Q(kind="reserved") & Q(term_months=0)),
                 name="offer_term_only_reserved",
+                violation_error_message="Reserved prices need a term in months; on-demand and spot prices have none.",
             ),
-            models.CheckConstraint(condition=~Q(source_url=""), name="offer_has_source"),
+            models.CheckConstraint(
+                condition=~Q(source_url=""),
+                name="offer_has_source",
+                violation_error_message="Every price needs the URL it was read from.",
+            ),
         ]
         indexes = [
             # The table's price filters: current offers by GPU-hour price.
@@ -648,10 +726,14 @@ class PriceObservation(models.Model):
                 fields=["offer", "observed_at"], name="priceobservation_unique_time"
             ),
             models.CheckConstraint(
-                condition=Q(price_per_hour__gte=0), name="priceobservation_price_nonneg"
+                condition=Q(price_per_hour__gte=0),
+                name="priceobservation_price_nonneg",
+                violation_error_message="A price cannot be negative.",
             ),
             models.CheckConstraint(
-                condition=Q(currency__regex=CURRENCY_CODE_RE), name="priceobservation_currency_iso"
+                condition=Q(currency__regex=CURRENCY_CODE_RE),
+                name="priceobservation_currency_iso",
+                violation_error_message="Use a three-letter ISO currency code.",
             ),
         ]
         indexes = [
@@ -694,15 +776,20 @@ class ScrapeRun(models.Model):
     trigger = models.CharField(max_length=20, default="command")
 
     class Meta:
+        verbose_name = "refresh run"
+        verbose_name_plural = "refresh runs"
         ordering = ["-started_at"]
         get_latest_by = "started_at"
         constraints = [
             models.CheckConstraint(
-                condition=Q(status__in=RunStatus.values), name="scraperun_status_valid"
+                condition=Q(status__in=RunStatus.values),
+                name="scraperun_status_valid",
+                violation_error_message="Unknown run status.",
             ),
             models.CheckConstraint(
                 condition=Q(finished_at__isnull=True) | Q(finished_at__gte=models.F("started_at")),
                 name="scraperun_finish_after_start",
+                violation_error_message="A run cannot finish before it starts.",
             ),
         ]
         indexes = [
@@ -731,12 +818,15 @@ class SkuReview(models.Model):
     times_seen = models.PositiveIntegerField(default=1)
 
     class Meta:
+        verbose_name = "SKU review"
+        verbose_name_plural = "SKU review queue"
         ordering = ["status", "-last_seen_at"]
         constraints = [
             models.UniqueConstraint(fields=["provider", "sku"], name="skureview_unique_sku"),
             models.CheckConstraint(
                 condition=~Q(status="mapped") | Q(mapped_to__isnull=False),
                 name="skureview_mapped_has_target",
+                violation_error_message="A mapped SKU needs the instance type it maps to.",
             ),
         ]
 
