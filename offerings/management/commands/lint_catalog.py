@@ -380,6 +380,8 @@ def lint_catalog(fixtures: Path, today: date | None = None) -> list[Problem]:
 
 
 class Command(BaseCommand):
+    # The lint reads files only: no database, URLs or other app checks are needed to run it.
+    requires_system_checks = []
     help = (
         "Check fixtures/ for unsourced facts, impossible NVLink domains, bandwidths that do not "
         "match the GPU's NVLink generation, fabric arithmetic, duplicate slugs and prices without "
