@@ -288,6 +288,12 @@ PRICE_STALE_AFTER_HOURS = env_int("PRICE_STALE_AFTER_HOURS", 72, minimum=1)
 # A scraper run returning fewer offers than this share of the last good run is rejected whole.
 REFRESH_MIN_ROW_RATIO = env_decimal("REFRESH_MIN_ROW_RATIO", "0.8", minimum=0, maximum=1)
 
+# Provider scrapers (refresh_prices). A provider whose API key is unset is skipped.
+LAMBDA_API_KEY = env_str("LAMBDA_API_KEY", "")
+# Regions each scraper reads, comma-separated; unset means the scraper's own default list.
+AZURE_PRICE_REGIONS = env_list("AZURE_PRICE_REGIONS", [])
+AWS_PRICE_REGIONS = env_list("AWS_PRICE_REGIONS", [])
+
 # Security headers. Production answers only over HTTPS; a proxy in front sets X-Forwarded-Proto.
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "strict-origin-when-cross-origin"

@@ -238,3 +238,57 @@ class ExchangeRateCatalog(Frozen):
     """`fixtures/exchange_rates.toml`."""
 
     rates: tuple[ExchangeRateIn, ...] = ()
+
+
+# -- what scrapers hand to the one upsert --------------------------------------------------------
+
+
+class ScrapedOffer(Frozen):
+    """One price a scraper read: a provider SKU x region x kind x term, in the currency charged.
+
+    `instance_slug` is the curated instance type the SKU maps to through the scraper's explicit
+    mapping table, or None when it maps to none: such a row goes to the review queue with
+    `parsed`, never into the catalog.
+    """
+
+    sku: str = Field(min_length=1, max_length=200)
+    instance_slug: Slug | None
+    region: str = Field(min_length=1, max_length=64)
+    region_name: str = Field(default="", max_length=120)
+    geo: Geo | Literal[""] = ""
+    kind: Literal["on-demand", "spot", "reserved"]
+    term_months: int = Field(default=0, ge=0, le=120)
+    price_per_hour: Decimal = Field(gt=0, allow_inf_nan=False)
+    currency: CurrencyCode
+    available: bool | None = None
+    source_url: Url
+    parsed: dict = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _term_only_reserved(self) -> ScrapedOffer:
+        if (self.kind == "reserved") != (self.term_months > 0):
+            raise ValueError("term_months is required for reserved prices and only for them")
+        return self
+
+
+class RejectedRow(Frozen):
+    """A row a scraper or the upsert refused, with the reason; stored on the refresh run.
+
+    Where the row's offer is known (`instance_slug`, `region`, `kind`, `term_months`) the offer
+    keeps its previous price and is not counted as missing, so bad data never retires it.
+    """
+
+    sku: str = ""
+    reason: str = Field(min_length=1)
+    instance_slug: str | None = None
+    region: str = ""
+    kind: str = ""
+    term_months: int = 0
+
+
+class ScrapeBatch(Frozen):
+    """Everything one scraper run produced for one provider."""
+
+    offers: tuple[ScrapedOffer, ...] = ()
+    rejected: tuple[RejectedRow, ...] = ()
+    warnings: tuple[str, ...] = ()

@@ -13,7 +13,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from decimal import ROUND_HALF_EVEN, Decimal
 
-from django.db import models, transaction
+from django.conf import settings
+from django.db import connection, models, transaction
+from django.utils import timezone
 
 from offerings.models import (
     ExchangeRate,
@@ -25,6 +27,8 @@ from offerings.models import (
     PriceObservation,
     Provider,
     Region,
+    ScrapeRun,
+    SkuReview,
 )
 from offerings.schemas import (
     ExchangeRateIn,
@@ -35,6 +39,7 @@ from offerings.schemas import (
     PriceIn,
     ProviderCatalog,
     ProviderIn,
+    ScrapeBatch,
 )
 
 USD = "USD"
@@ -323,3 +328,464 @@ def load_catalog(
                 raise ValueError(f"{provider.slug}/{entry.name}: unknown GPU slug {entry.gpu!r}")
             load_instance(provider, entry, gpu_rows, regions, rate_book, counts)
     return counts
+
+
+# -- scraped offers: the one set-based upsert -----------------------------------------------------
+
+# An offer a good run did not return is retired only after this many consecutive good runs.
+RETIRE_AFTER_MISSING_RUNS = 2
+# Per GPU-hour in USD: a scraped price outside this range is a parsing or data error.
+MIN_GPU_HOUR_USD = Decimal("0.01")
+MAX_GPU_HOUR_USD = Decimal("500")
+# The largest value Offer.price_per_hour (max_digits 14, 6 places) can hold.
+MAX_PRICE_PER_HOUR = Decimal("99999999.999999")
+# Rejected rows stored on one run; the count stays exact beyond it.
+MAX_STORED_REJECTIONS = 5000
+_LOCK_NAMESPACE = 0x6770  # pg_advisory_xact_lock(namespace, provider id): one refresh at a time
+
+
+def start_scrape_run(provider: Provider, trigger: str = "command", now=None) -> ScrapeRun:
+    """Record that a refresh of `provider` began; committed at once so a crash still shows it."""
+    return ScrapeRun.objects.create(
+        provider=provider, trigger=trigger, started_at=now or timezone.now()
+    )
+
+
+def record_skipped_run(provider: Provider, reason: str, trigger: str = "command") -> ScrapeRun:
+    """A provider that could not run (no API key): its run record says why."""
+    now = timezone.now()
+    return ScrapeRun.objects.create(
+        provider=provider,
+        trigger=trigger,
+        started_at=now,
+        finished_at=now,
+        status=ScrapeRun.Status.SKIPPED,
+        error_messages=[reason],
+    )
+
+
+def fail_scrape_run(run: ScrapeRun, reason: str, warnings: Iterable[str] = ()) -> ScrapeRun:
+    """Close a run that failed: nothing in the catalog changes, the reason is kept."""
+    run.status = ScrapeRun.Status.FAILED
+    run.errors += 1
+    run.error_messages = [*run.error_messages, reason]
+    run.warnings = [*run.warnings, *warnings]
+    run.finished_at = max(timezone.now(), run.started_at)
+    run.save()
+    return run
+
+
+def last_good_run(provider: Provider, exclude: ScrapeRun | None = None) -> ScrapeRun | None:
+    runs = ScrapeRun.objects.filter(provider=provider, status=ScrapeRun.Status.SUCCEEDED)
+    if exclude is not None:
+        runs = runs.exclude(pk=exclude.pk)
+    return runs.order_by("-started_at", "-pk").first()
+
+
+@dataclass
+class _Prepared:
+    """Scraped rows checked against the catalog, ready to stage."""
+
+    rows: dict[tuple, dict] = field(default_factory=dict)
+    protected: set[tuple] = field(default_factory=set)
+    rejected: list[dict] = field(default_factory=list)
+    review: dict[str, dict] = field(default_factory=dict)
+    regions: dict[str, tuple[str, str]] = field(default_factory=dict)
+
+
+def _rejection(row, reason: str) -> dict:
+    return {
+        "sku": row.sku,
+        "region": row.region,
+        "kind": row.kind,
+        "term_months": row.term_months,
+        "reason": reason,
+    }
+
+
+def _prepare(provider: Provider, batch: ScrapeBatch, rates: RateBook, now) -> _Prepared:
+    """Map rows to curated instance types, price them in USD and refuse what is implausible."""
+    prepared = _Prepared()
+    instances = {
+        slug: (pk, gpu_count)
+        for slug, pk, gpu_count in InstanceType.objects.filter(provider=provider).values_list(
+            "slug", "pk", "gpu_count"
+        )
+    }
+    for row in batch.rejected:
+        prepared.rejected.append(row.model_dump(exclude={"instance_slug"}))
+        if row.instance_slug in instances and row.region and row.kind:
+            key = (instances[row.instance_slug][0], row.region, row.kind, row.term_months)
+            prepared.protected.add(key)
+    conflicts: set[tuple] = set()
+    for row in batch.offers:
+        if row.instance_slug is None or row.instance_slug not in instances:
+            note = {} if row.instance_slug is None else {"mapped_slug_missing": row.instance_slug}
+            entry = prepared.review.setdefault(row.sku, {**row.parsed, **note, "prices": []})
+            entry["prices"].append(
+                {
+                    "region": row.region,
+                    "kind": row.kind,
+                    "term_months": row.term_months,
+                    "price_per_hour": str(row.price_per_hour),
+                    "currency": row.currency,
+                }
+            )
+            continue
+        instance_id, gpu_count = instances[row.instance_slug]
+        key = (instance_id, row.region, row.kind, row.term_months)
+        hourly = row.price_per_hour.quantize(GPU_HOUR_PLACES, rounding=ROUND_HALF_EVEN)
+        try:
+            if hourly > MAX_PRICE_PER_HOUR:
+                raise ValueError(f"price {row.price_per_hour} per hour is too large to store")
+            per_gpu, rate = gpu_hour_usd(hourly, row.currency, gpu_count, rates)
+            if not MIN_GPU_HOUR_USD <= per_gpu <= MAX_GPU_HOUR_USD:
+                raise ValueError(
+                    f"implausible price: {per_gpu} USD per GPU-hour ({row.price_per_hour} "
+                    f"{row.currency}/h for {gpu_count} GPUs) is outside "
+                    f"{MIN_GPU_HOUR_USD}-{MAX_GPU_HOUR_USD}"
+                )
+        except ValueError as exc:  # UnknownCurrency is a ValueError too
+            prepared.rejected.append(_rejection(row, str(exc)))
+            prepared.protected.add(key)
+            continue
+        if key in conflicts:
+            prepared.rejected.append(_rejection(row, "conflicting prices for the same offer"))
+            continue
+        staged = {
+            "instance_id": instance_id,
+            "region": row.region,
+            "kind": row.kind,
+            "term_months": row.term_months,
+            "price_per_hour": hourly,
+            "currency": row.currency,
+            "price_per_gpu_hour_usd": per_gpu,
+            "exchange_rate_date": rate.rate_date if rate else None,
+            "available": row.available,
+            "source_url": str(row.source_url),
+            "sku": row.sku,
+        }
+        previous = prepared.rows.get(key)
+        if previous is None:
+            prepared.rows[key] = staged
+            prepared.regions.setdefault(row.region, (row.region_name, row.geo))
+        elif (previous["price_per_hour"], previous["currency"]) == (hourly, row.currency):
+            prepared.rejected.append(
+                _rejection(row, "duplicate of an earlier row with the same price; ignored")
+            )
+        else:
+            # Two different prices for one offer: trust neither, keep the stored price.
+            del prepared.rows[key]
+            conflicts.add(key)
+            prepared.protected.add(key)
+            prepared.rejected.append(
+                _rejection(
+                    row,
+                    f"conflicting prices for the same offer: {previous['price_per_hour']} "
+                    f"{previous['currency']} and {hourly} {row.currency}; stored price kept",
+                )
+            )
+            prepared.rejected.append(
+                {**_rejection(row, "conflicting prices for the same offer"), "sku": previous["sku"]}
+            )
+    return prepared
+
+
+_STAGE_COLUMNS = (
+    "instance_id",
+    "region_id",
+    "kind",
+    "term_months",
+    "price_per_hour",
+    "currency",
+    "price_per_gpu_hour_usd",
+    "exchange_rate_date",
+    "available",
+    "source_url",
+)
+
+
+def _stage(cursor, rows: Iterable[tuple], protected: Iterable[tuple]) -> None:
+    """Load the run's rows into temporary tables with COPY."""
+    cursor.execute("DROP TABLE IF EXISTS pg_temp.offer_stage, pg_temp.offer_protected")
+    cursor.execute(
+        """
+        CREATE TEMPORARY TABLE offer_stage (
+            instance_id bigint NOT NULL,
+            region_id bigint NOT NULL,
+            kind varchar(10) NOT NULL,
+            term_months smallint NOT NULL,
+            price_per_hour numeric(14, 6) NOT NULL,
+            currency varchar(3) NOT NULL,
+            price_per_gpu_hour_usd numeric(14, 6),
+            exchange_rate_date date,
+            available boolean,
+            source_url varchar(500) NOT NULL,
+            offer_id bigint,
+            outcome varchar(10) NOT NULL DEFAULT 'created',
+            price_changed boolean NOT NULL DEFAULT true,
+            PRIMARY KEY (instance_id, region_id, kind, term_months)
+        ) ON COMMIT DROP
+        """
+    )
+    cursor.execute(
+        """
+        CREATE TEMPORARY TABLE offer_protected (
+            instance_id bigint NOT NULL,
+            region_id bigint NOT NULL,
+            kind varchar(10) NOT NULL,
+            term_months smallint NOT NULL
+        ) ON COMMIT DROP
+        """
+    )
+    copy_sql = f"COPY offer_stage ({', '.join(_STAGE_COLUMNS)}) FROM STDIN"
+    with cursor.cursor.copy(copy_sql) as copy:
+        for row in rows:
+            copy.write_row(row)
+    with cursor.cursor.copy(
+        "COPY offer_protected (instance_id, region_id, kind, term_months) FROM STDIN"
+    ) as copy:
+        for row in protected:
+            copy.write_row(row)
+
+
+_PRICE_LOCKED = "o.locked_fields && ARRAY['price_per_hour', 'currency']::varchar(64)[]"
+
+
+def _merge(cursor, provider: Provider, run: ScrapeRun, now) -> dict[str, int]:
+    """Classify the staged rows, merge them on the natural key, append history, retire."""
+    offer = Offer._meta.db_table
+    history = PriceObservation._meta.db_table
+    instance = InstanceType._meta.db_table
+    # 1. Classify against what is stored: what a locked field keeps is not a change.
+    cursor.execute(
+        f"""
+        UPDATE offer_stage s SET
+            offer_id = o.id,
+            price_changed = NOT ({_PRICE_LOCKED})
+                AND (o.price_per_hour <> s.price_per_hour OR o.currency <> s.currency),
+            outcome = CASE WHEN
+                (NOT ({_PRICE_LOCKED}) AND (
+                    o.price_per_hour <> s.price_per_hour OR o.currency <> s.currency
+                    OR o.price_per_gpu_hour_usd IS DISTINCT FROM s.price_per_gpu_hour_usd
+                    OR o.exchange_rate_date IS DISTINCT FROM s.exchange_rate_date
+                    OR o.source_url <> s.source_url OR o.origin <> 'scraper'))
+                OR (NOT 'available' = ANY(o.locked_fields)
+                    AND o.available IS DISTINCT FROM s.available)
+                OR (NOT 'is_active' = ANY(o.locked_fields) AND NOT o.is_active)
+            THEN 'updated' ELSE 'unchanged' END
+        FROM {offer} o
+        WHERE o.instance_id = s.instance_id AND o.region_id = s.region_id
+          AND o.kind = s.kind AND o.term_months = s.term_months
+        """
+    )
+    # 2. The merge: one INSERT ... ON CONFLICT on the natural key, sparing locked fields.
+    cursor.execute(
+        f"""
+        INSERT INTO {offer} AS o (
+            instance_id, region_id, kind, term_months, price_per_hour, currency,
+            price_per_gpu_hour_usd, exchange_rate_date, available, observed_at, first_seen_at,
+            last_seen_at, missing_runs, is_active, origin, source_url, locked_fields
+        )
+        SELECT instance_id, region_id, kind, term_months, price_per_hour, currency,
+               price_per_gpu_hour_usd, exchange_rate_date, available, %(now)s, %(now)s,
+               %(now)s, 0, true, 'scraper', source_url, '{{}}'
+        FROM offer_stage
+        ON CONFLICT ON CONSTRAINT offer_natural_key DO UPDATE SET
+            price_per_hour = CASE WHEN {_PRICE_LOCKED} THEN o.price_per_hour
+                ELSE EXCLUDED.price_per_hour END,
+            currency = CASE WHEN {_PRICE_LOCKED} THEN o.currency ELSE EXCLUDED.currency END,
+            price_per_gpu_hour_usd = CASE WHEN {_PRICE_LOCKED} THEN o.price_per_gpu_hour_usd
+                ELSE EXCLUDED.price_per_gpu_hour_usd END,
+            exchange_rate_date = CASE WHEN {_PRICE_LOCKED} THEN o.exchange_rate_date
+                ELSE EXCLUDED.exchange_rate_date END,
+            source_url = CASE WHEN {_PRICE_LOCKED} THEN o.source_url
+                ELSE EXCLUDED.source_url END,
+            origin = CASE WHEN {_PRICE_LOCKED} THEN o.origin ELSE EXCLUDED.origin END,
+            observed_at = CASE WHEN {_PRICE_LOCKED} THEN o.observed_at
+                ELSE GREATEST(o.observed_at, EXCLUDED.observed_at) END,
+            available = CASE WHEN 'available' = ANY(o.locked_fields) THEN o.available
+                ELSE EXCLUDED.available END,
+            is_active = CASE WHEN 'is_active' = ANY(o.locked_fields) THEN o.is_active
+                ELSE true END,
+            last_seen_at = GREATEST(o.last_seen_at, EXCLUDED.last_seen_at),
+            missing_runs = 0
+        """,
+        {"now": now},
+    )
+    # 3. History: a row only where the stored price changed (new offers included).
+    cursor.execute(
+        f"""
+        INSERT INTO {history} (offer_id, price_per_hour, currency, observed_at, run_id)
+        SELECT o.id, o.price_per_hour, o.currency, %(now)s, %(run)s
+        FROM offer_stage s
+        JOIN {offer} o ON o.instance_id = s.instance_id AND o.region_id = s.region_id
+                      AND o.kind = s.kind AND o.term_months = s.term_months
+        WHERE s.price_changed
+        ON CONFLICT ON CONSTRAINT priceobservation_unique_time DO NOTHING
+        """,
+        {"now": now, "run": run.pk},
+    )
+    # 4. Retirement: scraped offers of this provider that this good run did not return.
+    cursor.execute(
+        f"""
+        UPDATE {offer} o SET
+            missing_runs = o.missing_runs + 1,
+            is_active = o.missing_runs + 1 < %(limit)s
+        FROM {instance} i
+        WHERE i.id = o.instance_id AND i.provider_id = %(provider)s
+          AND o.is_active AND o.origin = 'scraper'
+          AND NOT 'is_active' = ANY(o.locked_fields)
+          AND NOT EXISTS (
+              SELECT 1 FROM offer_stage s WHERE s.instance_id = o.instance_id
+                AND s.region_id = o.region_id AND s.kind = o.kind
+                AND s.term_months = o.term_months)
+          AND NOT EXISTS (
+              SELECT 1 FROM offer_protected p WHERE p.instance_id = o.instance_id
+                AND p.region_id = o.region_id AND p.kind = o.kind
+                AND p.term_months = o.term_months)
+        RETURNING o.is_active
+        """,
+        {"limit": RETIRE_AFTER_MISSING_RUNS, "provider": provider.pk},
+    )
+    retired = sum(1 for (active,) in cursor.fetchall() if not active)
+    cursor.execute(
+        f"""
+        UPDATE {instance} SET last_seen_at = %(now)s
+        WHERE id IN (SELECT DISTINCT instance_id FROM offer_stage)
+          AND (last_seen_at IS NULL OR last_seen_at < %(now)s)
+        """,
+        {"now": now},
+    )
+    cursor.execute("SELECT outcome, count(*) FROM offer_stage GROUP BY outcome")
+    counts = dict(cursor.fetchall())
+    cursor.execute("DROP TABLE pg_temp.offer_stage, pg_temp.offer_protected")
+    return {
+        "created": counts.get("created", 0),
+        "updated": counts.get("updated", 0),
+        "unchanged": counts.get("unchanged", 0),
+        "retired": retired,
+    }
+
+
+def _queue_for_review(cursor, provider: Provider, review: Mapping[str, dict], now) -> None:
+    """Put unmapped SKUs in the curators' review queue, or note that they were seen again."""
+    if not review:
+        return
+    table = SkuReview._meta.db_table
+    values = [(provider.pk, sku, json.dumps(parsed, default=str)) for sku, parsed in review.items()]
+    cursor.executemany(
+        f"""
+        INSERT INTO {table} AS r (provider_id, sku, parsed, status, first_seen_at, last_seen_at,
+                                  times_seen)
+        VALUES (%s, %s, %s::jsonb, 'new', %s, %s, 1)
+        ON CONFLICT ON CONSTRAINT skureview_unique_sku DO UPDATE SET
+            parsed = EXCLUDED.parsed,
+            last_seen_at = EXCLUDED.last_seen_at,
+            times_seen = r.times_seen + 1
+        """,
+        [(*v, now, now) for v in values],
+    )
+
+
+def upsert_offers(
+    run: ScrapeRun, batch: ScrapeBatch, *, min_row_ratio: Decimal | None = None, now=None
+) -> ScrapeRun:
+    """Write one provider's scraped offers in one transaction and close its run record.
+
+    Rows are staged with COPY and merged on the natural key (instance, region, kind, term) in
+    one statement. A price-history row is appended only where the price changed, so an unchanged
+    snapshot writes none and only advances last-seen times. Locked fields are never written.
+    SKUs that map to no curated instance type go to the review queue. An offer missing from
+    two consecutive good runs is retired. A run returning fewer rows than `min_row_ratio` of the
+    last good run, no rows at all, or nothing but rejected rows changes nothing and is closed
+    as rejected or failed. `fetched` = created + updated + unchanged + rejected + SKUs' rows
+    queued for review.
+    """
+    provider = run.provider
+    now = now or timezone.now()
+    ratio = settings.REFRESH_MIN_ROW_RATIO if min_row_ratio is None else min_row_ratio
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [_LOCK_NAMESPACE, provider.pk])
+        prepared = _prepare(provider, batch, RateBook(), now)
+        queued = sum(len(entry["prices"]) for entry in prepared.review.values())
+        run.fetched = len(batch.offers) + len(batch.rejected)
+        run.rejected = len(prepared.rejected)
+        run.rejected_rows = prepared.rejected[:MAX_STORED_REJECTIONS]
+        if len(prepared.rejected) > MAX_STORED_REJECTIONS:
+            run.rejected_rows.append(
+                {"reason": f"... and {len(prepared.rejected) - MAX_STORED_REJECTIONS} more"}
+            )
+        run.warnings = [*run.warnings, *batch.warnings]
+        if prepared.review:
+            run.warnings.append(
+                f"{len(prepared.review)} SKU(s) ({queued} row(s)) map to no curated instance "
+                f"type and went to the review queue: {', '.join(sorted(prepared.review)[:20])}"
+            )
+        run.finished_at = max(timezone.now(), run.started_at)
+        previous = last_good_run(provider, exclude=run)
+        reason = None
+        if run.fetched == 0:
+            reason = "the provider returned no offers; nothing changed"
+            run.status = ScrapeRun.Status.FAILED
+        elif previous is not None and run.fetched < ratio * previous.fetched:
+            reason = (
+                f"row-count guard: {run.fetched} row(s) fetched, fewer than {ratio:.0%} of the "
+                f"{previous.fetched} in the last good run (#{previous.pk}, "
+                f"{previous.started_at:%Y-%m-%d %H:%M} UTC); nothing changed"
+            )
+            run.status = ScrapeRun.Status.REJECTED
+        elif not prepared.rows and not prepared.review:
+            reason = f"all {run.fetched} row(s) were rejected; nothing changed"
+            run.status = ScrapeRun.Status.FAILED
+        if reason is not None:
+            run.errors += 1
+            run.error_messages = [*run.error_messages, reason]
+            run.save()
+            return run
+        regions = _ensure_regions(provider, prepared.regions)
+        rows = [
+            (
+                r["instance_id"],
+                regions[r["region"]],
+                r["kind"],
+                r["term_months"],
+                r["price_per_hour"],
+                r["currency"],
+                r["price_per_gpu_hour_usd"],
+                r["exchange_rate_date"],
+                r["available"],
+                r["source_url"],
+            )
+            for r in prepared.rows.values()
+        ]
+        known = dict(Region.objects.filter(provider=provider).values_list("code", "pk"))
+        protected = [
+            (instance_id, known[code], kind, term)
+            for instance_id, code, kind, term in prepared.protected
+            if code in known
+        ]
+        with connection.cursor() as cursor:
+            _stage(cursor, rows, protected)
+            counts = _merge(cursor, provider, run, now)
+            _queue_for_review(cursor, provider, prepared.review, now)
+        for name, value in counts.items():
+            setattr(run, name, value)
+        run.status = ScrapeRun.Status.SUCCEEDED
+        run.save()
+    return run
+
+
+def _ensure_regions(provider: Provider, seen: Mapping[str, tuple[str, str]]) -> dict[str, int]:
+    """Region ids by code, adding the regions a scraper reports for the first time."""
+    known = dict(Region.objects.filter(provider=provider).values_list("code", "pk"))
+    missing = [
+        Region(provider=provider, code=code, name=name[:120], geo=geo)
+        for code, (name, geo) in seen.items()
+        if code not in known
+    ]
+    if missing:
+        Region.objects.bulk_create(missing, ignore_conflicts=True)
+        known = dict(Region.objects.filter(provider=provider).values_list("code", "pk"))
+    return known

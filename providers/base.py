@@ -1,0 +1,107 @@
+"""What every scraper shares: its context, its one error type and strict JSON helpers."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from decimal import Decimal, InvalidOperation
+from typing import Annotated, Any
+
+import httpx
+from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError
+
+from providers.http import RETRY_STATUSES
+
+
+class ScrapeError(Exception):
+    """The provider's answer cannot be used at all: the run fails with this message."""
+
+
+@dataclass
+class ScrapeContext:
+    """What a scraper is given besides its HTTP client."""
+
+    now: datetime
+    api_key: str = ""
+    regions: tuple[str, ...] = ()
+    progress: Callable[[str], None] = lambda message: None
+    warnings: list[str] = field(default_factory=list)
+
+    def warn(self, message: str) -> None:
+        """Note schema drift or a skipped part once per run (shown on the refresh run)."""
+        if message not in self.warnings:
+            self.warnings.append(message)
+
+
+def _number(value: Any) -> Any:
+    """Accept JSON numbers only: a quoted price or a boolean is a wrong type, not a price."""
+    if isinstance(value, bool) or not isinstance(value, int | float | Decimal):
+        raise ValueError(f"expected a JSON number, got {type(value).__name__} {value!r}")
+    return Decimal(str(value)) if isinstance(value, float) else Decimal(value)
+
+
+def _decimal_string(value: Any) -> Any:
+    """Accept a decimal number written as a JSON string (AWS writes prices as "98.3200000000")."""
+    if not isinstance(value, str):
+        raise ValueError(f"expected a number in a string, got {type(value).__name__} {value!r}")
+    try:
+        return Decimal(value.strip())
+    except InvalidOperation:
+        raise ValueError(f"expected a decimal number, got {value!r}") from None
+
+
+JsonNumber = Annotated[Decimal, BeforeValidator(_number)]
+DecimalString = Annotated[Decimal, BeforeValidator(_decimal_string)]
+
+
+class ProviderModel(BaseModel):
+    """A provider's own response object: only the fields read; extra keys ignored, not trusted."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True, strict=True)
+
+
+def describe_error(exc: ValidationError) -> str:
+    """A pydantic error as one line naming each bad field."""
+    parts = []
+    for error in exc.errors():
+        where = ".".join(str(part) for part in error["loc"]) or "(item)"
+        parts.append(f"{where}: {error['msg']}")
+    return "; ".join(parts)
+
+
+def unknown_keys(item: Mapping, known: Iterable[str]) -> set[str]:
+    return set(item) - set(known)
+
+
+def read_json(response: httpx.Response, what: str) -> Any:
+    """Decode a JSON answer (numbers as Decimal), failing clearly on errors and HTML pages."""
+    response.read()
+    if response.is_error:
+        raise ScrapeError(
+            f"{what}: HTTP {response.status_code} {response.reason_phrase} from "
+            f"{response.request.url}{retry_note(response)}: {snippet(response.content)}"
+        )
+    content_type = response.headers.get("Content-Type", "")
+    if "json" not in content_type.lower():
+        raise ScrapeError(
+            f"{what}: expected JSON from {response.request.url} but got {content_type or 'no content type'} "
+            f"(HTTP {response.status_code}): {snippet(response.content)}"
+        )
+    try:
+        return json.loads(response.content, parse_float=Decimal)
+    except ValueError as exc:
+        raise ScrapeError(
+            f"{what}: response from {response.request.url} is not valid JSON ({exc}); "
+            f"{len(response.content)} bytes, ends with {snippet(response.content[-80:])}"
+        ) from None
+
+
+def retry_note(response: httpx.Response) -> str:
+    return " (after retries)" if response.status_code in RETRY_STATUSES else ""
+
+
+def snippet(data: bytes, limit: int = 160) -> str:
+    text = " ".join(data.decode("utf-8", "replace").split())
+    return repr(text[:limit] + ("..." if len(text) > limit else ""))

@@ -1,0 +1,46 @@
+"""Provider slug -> scraper. The slug is the same in the registry, ScrapeRun, URLs and the CLI."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import httpx
+from django.conf import settings
+
+from offerings.schemas import ScrapeBatch
+from providers.base import ScrapeContext
+from providers.scrapers import azure
+
+
+@dataclass(frozen=True)
+class Scraper:
+    slug: str
+    fetch: Callable[[httpx.Client, ScrapeContext], ScrapeBatch]
+    # Setting holding the API key; a provider whose key is unset is skipped (not in replay).
+    api_key_setting: str | None = None
+    # Setting listing the regions to scrape; empty means the scraper's own default list.
+    regions_setting: str | None = None
+
+    def api_key(self) -> str:
+        return getattr(settings, self.api_key_setting, "") or "" if self.api_key_setting else ""
+
+    def regions(self) -> tuple[str, ...]:
+        return (
+            tuple(getattr(settings, self.regions_setting, ()) or ()) if self.regions_setting else ()
+        )
+
+
+SCRAPERS: dict[str, Scraper] = {
+    scraper.slug: scraper
+    for scraper in (Scraper("azure", azure.fetch, regions_setting="AZURE_PRICE_REGIONS"),)
+}
+
+# Old or alternative names accepted wherever a provider slug is (CONTRACT.md).
+ALIASES = {"verda": "datacrunch"}
+
+
+def resolve(slug: str) -> str:
+    """The canonical slug for a name given on the command line."""
+    slug = slug.strip().lower()
+    return ALIASES.get(slug, slug)

@@ -1,0 +1,264 @@
+"""Serve recorded HTTP exchanges instead of the network (`--replay`) and record them (`--record`).
+
+The manifest format is the public contract (CONTRACT.md): `manifest.json` is a JSON list of
+`{"method", "url", "status", "content_type", "body"}` entries, optionally with `"headers"`,
+`"request_body"` (matched as canonical JSON) or `"error": "timeout" | "connect"` in place of
+status and body. A request matches an entry on its method and URL after percent-decoding, with
+the query string parsed as form-encoded (`+` is a space) and compared as a multiset, ignoring the
+auth parameters `key`, `api_key` and `access_token`. Entries with the same match are served in
+order; a request with no entry left fails with `ReplayMismatch`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import defaultdict, deque
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Literal
+from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
+
+import httpx
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+AUTH_PARAMS = frozenset({"key", "api_key", "access_token"})
+REDACTED = "REDACTED"
+CHUNK_BYTES = 64 * 1024
+# Response headers worth keeping in a recording (the rest is noise or varies per request).
+RECORDED_HEADERS = ("retry-after",)
+
+
+class ReplayError(Exception):
+    """The recording itself is unusable (missing manifest, bad entry, missing body file)."""
+
+
+class ReplayMismatch(httpx.TransportError):
+    """A request for which the recording holds no (remaining) response."""
+
+
+class ManifestEntry(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    method: str = "GET"
+    url: str = Field(pattern=r"^https?://")
+    status: int | None = Field(default=None, ge=100, le=599)
+    content_type: str = "application/json"
+    body: str | None = None
+    headers: dict[str, str] = Field(default_factory=dict)
+    request_body: str | None = None
+    error: Literal["timeout", "connect"] | None = None
+
+    @model_validator(mode="after")
+    def _status_or_error(self) -> ManifestEntry:
+        if (self.status is None) == (self.error is None):
+            raise ValueError("give exactly one of status and error")
+        if self.error is not None and self.body is not None:
+            raise ValueError("an error entry has no body")
+        return self
+
+
+def canonical_json(raw: bytes) -> str:
+    """JSON re-serialised with sorted keys and no spaces, so equal documents compare equal."""
+    try:
+        return json.dumps(json.loads(raw), sort_keys=True, separators=(",", ":"))
+    except ValueError:
+        return raw.decode("utf-8", "replace")
+
+
+def match_key(method: str, url: str, body: bytes | None = None) -> tuple:
+    """What a request is matched on: method, decoded URL, query multiset, canonical body."""
+    parts = urlsplit(url)
+    query = sorted(
+        (name, value)
+        for name, value in parse_qsl(parts.query, keep_blank_values=True)
+        if name not in AUTH_PARAMS
+    )
+    scheme, host = parts.scheme.lower(), (parts.hostname or "").lower()
+    default_port = {"https": 443, "http": 80}.get(scheme)
+    netloc = host if parts.port in (None, default_port) else f"{host}:{parts.port}"
+    return (
+        method.upper(),
+        scheme,
+        netloc,
+        unquote(parts.path) or "/",
+        tuple(query),
+        canonical_json(body) if body else None,
+    )
+
+
+def redact_url(url: str) -> str:
+    """Replace the values of auth query parameters with REDACTED."""
+    parts = urlsplit(url)
+    if not parts.query:
+        return url
+    pairs = parse_qsl(parts.query, keep_blank_values=True)
+    if not any(name in AUTH_PARAMS for name, _ in pairs):
+        return url
+    query = urlencode([(n, REDACTED if n in AUTH_PARAMS else v) for n, v in pairs])
+    return urlunsplit(parts._replace(query=query))
+
+
+class FileStream(httpx.SyncByteStream):
+    """A response body read from disk in chunks, so a multi-GB recording never sits in memory."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def __iter__(self) -> Iterator[bytes]:
+        with self.path.open("rb") as handle:
+            while chunk := handle.read(CHUNK_BYTES):
+                yield chunk
+
+
+def manifest_path(directory: Path, slug: str, single: bool) -> Path:
+    """`DIR/manifest.json` when one provider is replayed from it, else `DIR/<slug>/manifest.json`."""
+    if single and (directory / "manifest.json").exists():
+        return directory / "manifest.json"
+    return directory / slug / "manifest.json"
+
+
+def providers_in(directory: Path) -> list[str]:
+    """The provider slugs a replay folder holds: its subfolders that have a manifest."""
+    return sorted(p.parent.name for p in directory.glob("*/manifest.json"))
+
+
+def load_manifest(path: Path) -> list[ManifestEntry]:
+    if not path.is_file():
+        raise ReplayError(f"no manifest at {path}")
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise ReplayError(f"{path} is not valid JSON: {exc}") from None
+    if not isinstance(raw, list):
+        raise ReplayError(f"{path} must hold a JSON list of exchanges")
+    entries = []
+    for index, item in enumerate(raw):
+        try:
+            entry = ManifestEntry.model_validate(item)
+        except ValidationError as exc:
+            raise ReplayError(f"{path} entry {index}: {exc}") from None
+        for name in (entry.body, entry.request_body):
+            if name is not None and not (path.parent / name).is_file():
+                raise ReplayError(f"{path} entry {index}: body file {name!r} is missing")
+        entries.append(entry)
+    return entries
+
+
+class ReplayTransport(httpx.BaseTransport):
+    """Answer requests from a manifest; fail loudly on anything not recorded."""
+
+    def __init__(self, manifest: Path) -> None:
+        self.manifest = manifest
+        self.folder = manifest.parent
+        self.entries = load_manifest(manifest)
+        self._queues: dict[tuple, deque[ManifestEntry]] = defaultdict(deque)
+        for entry in self.entries:
+            request_body = None
+            if entry.request_body is not None:
+                request_body = (self.folder / entry.request_body).read_bytes()
+            self._queues[match_key(entry.method, entry.url, request_body)].append(entry)
+        self.served: list[ManifestEntry] = []
+
+    def unused(self) -> list[ManifestEntry]:
+        """Recorded exchanges no request has asked for (yet)."""
+        return [entry for queue in self._queues.values() for entry in queue]
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        body = request.read() or None
+        queue = self._queues.get(match_key(request.method, str(request.url), body))
+        if not queue:
+            raise ReplayMismatch(
+                f"replay: no recorded response left for {request.method} "
+                f"{redact_url(str(request.url))} in {self.manifest}",
+                request=request,
+            )
+        entry = queue.popleft()
+        self.served.append(entry)
+        if entry.error == "timeout":
+            raise httpx.ReadTimeout(f"replay: recorded timeout for {entry.url}", request=request)
+        if entry.error == "connect":
+            raise httpx.ConnectError(
+                f"replay: recorded connect error for {entry.url}", request=request
+            )
+        headers = {"Content-Type": entry.content_type, **entry.headers}
+        stream = FileStream(self.folder / entry.body) if entry.body else httpx.ByteStream(b"")
+        return httpx.Response(entry.status, headers=headers, stream=stream, request=request)
+
+
+_EXTENSIONS = {"json": "json", "html": "html", "xml": "xml", "csv": "csv", "text/plain": "txt"}
+
+
+def _extension(content_type: str) -> str:
+    for marker, ext in _EXTENSIONS.items():
+        if marker in content_type:
+            return ext
+    return "bin"
+
+
+class RecordingTransport(httpx.BaseTransport):
+    """Pass requests to the network and write each exchange to `folder` as a manifest entry."""
+
+    def __init__(
+        self, inner: httpx.BaseTransport, folder: Path, secrets: Iterable[str] = ()
+    ) -> None:
+        self.inner = inner
+        self.folder = folder
+        self.secrets = [s.encode() for s in secrets if s]
+        self.entries: list[dict] = []
+        folder.mkdir(parents=True, exist_ok=True)
+
+    def _scrub(self, data: bytes) -> bytes:
+        for secret in self.secrets:
+            data = data.replace(secret, REDACTED.encode())
+        return data
+
+    def _name(self, request: httpx.Request, ext: str) -> str:
+        stem = re.sub(r"[^a-z0-9]+", "-", (request.url.path or "root").lower()).strip("-")[-60:]
+        return f"{len(self.entries) + 1:03d}-{stem or 'root'}.{ext}"
+
+    def _save(self, entry: dict) -> None:
+        self.entries.append(entry)
+        text = json.dumps(self.entries, indent=2) + "\n"
+        (self.folder / "manifest.json").write_text(text, encoding="utf-8")
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        entry: dict = {"method": request.method, "url": redact_url(str(request.url))}
+        body = request.read()
+        if body:
+            name = self._name(request, "request.json")
+            (self.folder / name).write_bytes(self._scrub(body))
+            entry["request_body"] = name
+        try:
+            response = self.inner.handle_request(request)
+        except httpx.TimeoutException:
+            self._save(entry | {"error": "timeout"})
+            raise
+        except httpx.ConnectError:
+            self._save(entry | {"error": "connect"})
+            raise
+        content_type = response.headers.get("Content-Type", "application/octet-stream")
+        name = self._name(request, _extension(content_type))
+        path = self.folder / name
+        # iter_bytes() undoes any Content-Encoding, so the file holds the plain body.
+        decoded = httpx.Response(
+            response.status_code, headers=response.headers, stream=response.stream
+        )
+        with path.open("wb") as handle:
+            for chunk in decoded.iter_bytes():
+                handle.write(self._scrub(chunk))
+        decoded.close()
+        headers = {k: v for k, v in response.headers.items() if k.lower() in RECORDED_HEADERS}
+        entry |= {"status": response.status_code, "content_type": content_type, "body": name}
+        if headers:
+            entry["headers"] = headers
+        self._save(entry)
+        return httpx.Response(
+            response.status_code,
+            headers={"Content-Type": content_type, **headers},
+            stream=FileStream(path),
+            request=request,
+        )
+
+    def close(self) -> None:
+        self.inner.close()
