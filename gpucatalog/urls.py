@@ -9,6 +9,8 @@ from offerings import views
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("healthz", views.healthz, name="healthz"),
+    path("api/instances", views.api_instances, name="api-instances"),
+    path("api/openapi.json", views.api_openapi, name="api-openapi"),
 ]
 
 urlpatterns += i18n_patterns(

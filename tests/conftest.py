@@ -87,3 +87,100 @@ def instance(provider, gpu) -> InstanceType:
         },
         fabric={"technology": "infiniband", "bandwidth_gbits_per_s": 3200, "nics": 8},
     )
+
+
+NVSWITCH_8 = {
+    "technology": "nvlink",
+    "generation": 4,
+    "topology": "nvswitch",
+    "domain_size": 8,
+    "bandwidth_gbytes_per_s": 900,
+}
+
+
+@pytest.fixture
+def catalog(db):
+    """A small catalog holding each trap a buyer can fall into."""
+    aws = Provider.objects.create(
+        slug="aws", name="AWS", website="https://a.example", kind="hyperscaler"
+    )
+    gcp = Provider.objects.create(
+        slug="gcp", name="Google", website="https://g.example", kind="hyperscaler"
+    )
+    verda = Provider.objects.create(
+        slug="datacrunch", name="Verda", website="https://v.example", kind="specialist"
+    )
+    use1 = Region.objects.create(provider=aws, code="us-east-1", geo="na")
+    euw = Region.objects.create(provider=gcp, code="europe-west4", geo="eu")
+    fin = Region.objects.create(provider=verda, code="FIN-01", geo="eu")
+    h100 = GpuModel.objects.create(
+        slug="h100-sxm", vendor="nvidia", name="H100 SXM", form_factor="sxm", memory_gib=80
+    )
+    l40s = GpuModel.objects.create(
+        slug="l40s", vendor="nvidia", name="L40S", form_factor="pcie", memory_gib=48
+    )
+    a6000 = GpuModel.objects.create(
+        slug="rtx-a6000", vendor="nvidia", name="RTX A6000", form_factor="pcie", memory_gib=48
+    )
+    rows = {
+        "ib": make_instance(
+            aws,
+            h100,
+            name="ib.8x",
+            link=NVSWITCH_8,
+            fabric={
+                "technology": "infiniband",
+                "bandwidth_gbits_per_s": 3200,
+                "gpudirect_rdma": True,
+                "multi_node": True,
+                "max_nodes": 64,
+            },
+        ),
+        "efa": make_instance(
+            aws,
+            h100,
+            name="efa.8x",
+            link=NVSWITCH_8,
+            fabric={
+                "technology": "efa",
+                "bandwidth_gbits_per_s": 3200,
+                "gpudirect_rdma": True,
+                "multi_node": True,
+            },
+        ),
+        "tcpx": make_instance(
+            gcp,
+            h100,
+            name="tcpx-8g",
+            link=NVSWITCH_8,
+            fabric={
+                "technology": "tcpx",
+                "bandwidth_gbits_per_s": 800,
+                "gpudirect_rdma": False,
+                "multi_node": True,
+            },
+        ),
+        "pcie": make_instance(
+            aws,
+            l40s,
+            name="pcie.4x",
+            gpu_count=4,
+            link={"technology": "none"},
+            fabric={"technology": "ethernet", "bandwidth_gbits_per_s": 100, "multi_node": False},
+        ),
+        "bridge": make_instance(
+            verda,
+            a6000,
+            name="2A6000.20V",
+            gpu_count=2,
+            link={"technology": "nvlink", "topology": "bridge", "domain_size": 2},
+        ),
+        "unknown": make_instance(verda, h100, name="mystery.8x"),
+    }
+    make_offer(rows["ib"], use1, price="24.00")  # 3.00 per GPU-hour
+    make_offer(rows["ib"], use1, price="8.00", kind="spot", available=True)  # 1.00
+    make_offer(rows["efa"], use1, price="40.00", available=False)  # 5.00
+    make_offer(rows["tcpx"], euw, price="32.00")  # 4.00
+    make_offer(rows["pcie"], use1, price="6.00", kind="reserved", term_months=12)  # 1.50
+    make_offer(rows["bridge"], fin, price="2.00", available=True)  # 1.00
+    return rows

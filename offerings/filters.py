@@ -1,0 +1,325 @@
+"""The one FilterSet behind the filter page, the JSON API, the exports and the feed.
+
+It owns parsing, validation and the ordering whitelist (see CONTRACT.md, "Filter parameters").
+`parse_listing_query()` applies the contract's rules about names and repeated keys first, then
+hands the remaining values to `InstanceFilterSet`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal
+
+import django_filters
+from django import forms
+from django.db.models import (
+    Case,
+    Exists,
+    F,
+    IntegerField,
+    OuterRef,
+    Q,
+    QuerySet,
+    Subquery,
+    Value,
+    When,
+)
+from django.http import QueryDict
+
+from offerings.models import (
+    FabricTechnology,
+    Geo,
+    GpuModel,
+    InstanceType,
+    LinkTechnology,
+    LinkTopology,
+    Offer,
+    OfferKind,
+    Provider,
+    Region,
+)
+
+REPEATABLE = frozenset({"gpu", "provider", "region", "fabric", "price_kind"})
+PROVIDER_ALIASES = {"verda": "datacrunch"}
+PAGE_SIZE_DEFAULT = 50
+PAGE_SIZE_MAX = 200
+DISPLAY_CURRENCIES = ("USD", "CNY")
+
+SORT_FIELDS = {
+    "price_gpu_hour": "row_price_gpu_hour",
+    "gpu_count": "gpu_count",
+    "nvlink_bw": "gpu_link__bandwidth_gbytes_per_s",
+    "fabric_gbps": "fabric__bandwidth_gbits_per_s",
+    "provider": "provider__slug",
+    "gpu": "gpu__slug",
+}
+SORT_CHOICES = [(key, key) for key in SORT_FIELDS] + [(f"-{key}", f"-{key}") for key in SORT_FIELDS]
+NVLINK_TECHNOLOGIES = (LinkTechnology.NVLINK, LinkTechnology.INFINITY_FABRIC)
+PARTIAL_TOPOLOGIES = (LinkTopology.BRIDGE, LinkTopology.MESH, LinkTopology.HYBRID_CUBE_MESH)
+
+
+class StrictBooleanField(forms.ChoiceField):
+    """Exactly `true` or `false`; anything else is an error, empty means absent."""
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("choices", [("true", "yes"), ("false", "no")])
+        super().__init__(**kwargs)
+
+    def clean(self, value):
+        value = super().clean(value)
+        return {"true": True, "false": False}.get(value)
+
+
+class StrictBooleanFilter(django_filters.Filter):
+    field_class = StrictBooleanField
+
+
+class ListingForm(forms.Form):
+    """Listing options that are not filters: paging, export format and display currency."""
+
+    page = forms.IntegerField(min_value=1, max_value=1_000_000, required=False)
+    page_size = forms.IntegerField(min_value=1, max_value=PAGE_SIZE_MAX, required=False)
+    format = forms.ChoiceField(choices=[("csv", "CSV"), ("json", "JSON")], required=False)
+    currency = forms.ChoiceField(choices=[(c, c) for c in DISPLAY_CURRENCIES], required=False)
+
+
+def _noop(queryset, name, value):
+    """Price filters are applied together in `InstanceFilterSet.filter_queryset`."""
+    return queryset
+
+
+class InstanceFilterSet(django_filters.FilterSet):
+    q = django_filters.CharFilter(method="filter_text", max_length=200, label="Search")
+    gpu = django_filters.ModelMultipleChoiceFilter(
+        field_name="gpu__slug",
+        queryset=GpuModel.objects.order_by("slug"),
+        to_field_name="slug",
+        distinct=False,
+        label="GPU",
+    )
+    provider = django_filters.ModelMultipleChoiceFilter(
+        field_name="provider__slug",
+        queryset=Provider.objects.order_by("name"),
+        to_field_name="slug",
+        distinct=False,
+        label="Provider",
+    )
+    region = django_filters.ModelMultipleChoiceFilter(
+        queryset=Region.objects.order_by("code"),
+        to_field_name="code",
+        method=_noop,
+        label="Region",
+    )
+    geo = django_filters.ChoiceFilter(choices=Geo.choices, method=_noop, label="Continent")
+    available = StrictBooleanFilter(method=_noop, label="Available now")
+    gpu_count_min = django_filters.NumberFilter(
+        field_name="gpu_count", lookup_expr="gte", min_value=0, max_value=100_000
+    )
+    gpu_memory_min = django_filters.NumberFilter(
+        field_name="gpu__memory_gib", lookup_expr="gte", min_value=0, max_value=1_000_000
+    )
+    node_memory_min = django_filters.NumberFilter(
+        method="filter_node_memory", min_value=0, max_value=100_000_000
+    )
+    nvlink = StrictBooleanFilter(method="filter_nvlink", label="NVLink / Infinity Fabric")
+    nvswitch = StrictBooleanFilter(method="filter_nvswitch", label="All GPUs on one NVSwitch")
+    nvlink_bw_min = django_filters.NumberFilter(
+        field_name="gpu_link__bandwidth_gbytes_per_s",
+        lookup_expr="gte",
+        min_value=0,
+        max_value=1_000_000,
+    )
+    fabric = django_filters.MultipleChoiceFilter(
+        field_name="fabric__technology",
+        choices=FabricTechnology.choices,
+        distinct=False,
+        label="Fabric",
+    )
+    fabric_gbps_min = django_filters.NumberFilter(
+        field_name="fabric__bandwidth_gbits_per_s",
+        lookup_expr="gte",
+        min_value=0,
+        max_value=10_000_000,
+    )
+    gpudirect_rdma = StrictBooleanFilter(field_name="fabric__gpudirect_rdma")
+    multi_node = StrictBooleanFilter(field_name="fabric__multi_node")
+    price_kind = django_filters.MultipleChoiceFilter(
+        choices=OfferKind.choices, method=_noop, label="Price kind"
+    )
+    max_gpu_hour = django_filters.NumberFilter(
+        method=_noop, min_value=0, max_value=1_000_000, label="Max USD per GPU-hour"
+    )
+    sort = django_filters.ChoiceFilter(choices=SORT_CHOICES, method=_noop, label="Sort")
+
+    class Meta:
+        model = InstanceType
+        fields: list[str] = []
+        form = ListingForm
+
+    # -- individual filters ---------------------------------------------------------------------
+
+    def filter_text(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
+        terms = value.split()
+        for term in terms:
+            queryset = queryset.filter(
+                Q(name__icontains=term)
+                | Q(slug__icontains=term)
+                | Q(provider__name__icontains=term)
+                | Q(provider__slug__icontains=term)
+                | Q(gpu__name__icontains=term)
+                | Q(gpu__slug__icontains=term)
+            )
+        return queryset
+
+    def filter_node_memory(self, queryset: QuerySet, name: str, value: Decimal) -> QuerySet:
+        return queryset.alias(node_memory=F("gpu_count") * F("gpu__memory_gib")).filter(
+            node_memory__gte=value
+        )
+
+    def filter_nvlink(self, queryset: QuerySet, name: str, value: bool) -> QuerySet:
+        if value:
+            return queryset.filter(gpu_link__technology__in=NVLINK_TECHNOLOGIES)
+        return queryset.filter(gpu_link__technology=LinkTechnology.NONE)
+
+    def filter_nvswitch(self, queryset: QuerySet, name: str, value: bool) -> QuerySet:
+        switched = Q(
+            gpu_link__technology__in=NVLINK_TECHNOLOGIES,
+            gpu_link__topology=LinkTopology.NVSWITCH,
+            gpu_link__domain_size__gte=F("gpu_count"),
+        )
+        if value:
+            return queryset.filter(switched)
+        known_not = (
+            Q(gpu_link__technology=LinkTechnology.NONE)
+            | Q(
+                gpu_link__technology__in=NVLINK_TECHNOLOGIES,
+                gpu_link__topology__in=PARTIAL_TOPOLOGIES,
+            )
+            | Q(
+                gpu_link__technology__in=NVLINK_TECHNOLOGIES,
+                gpu_link__topology=LinkTopology.NVSWITCH,
+                gpu_link__domain_size__lt=F("gpu_count"),
+            )
+        )
+        return queryset.filter(known_not)
+
+    # -- prices and order ------------------------------------------------------------------------
+
+    def price_conditions(self) -> Q | None:
+        """The conditions one and the same current offer must meet, or None without any."""
+        data = self.form.cleaned_data
+        conditions = Q()
+        given = False
+        if data.get("price_kind"):
+            conditions &= Q(kind__in=data["price_kind"])
+            given = True
+        if data.get("max_gpu_hour") is not None:
+            conditions &= Q(price_per_gpu_hour_usd__lte=data["max_gpu_hour"])
+            given = True
+        if data.get("region"):
+            conditions &= Q(region__in=data["region"])
+            given = True
+        if data.get("geo"):
+            conditions &= Q(region__geo=data["geo"])
+            given = True
+        if data.get("available") is not None:
+            conditions &= Q(available=data["available"])
+            given = True
+        return conditions if given else None
+
+    def filter_queryset(self, queryset: QuerySet) -> QuerySet:
+        for name, value in self.form.cleaned_data.items():
+            if name in self.filters:  # the form also holds the listing options
+                queryset = self.filters[name].filter(queryset, value)
+        conditions = self.price_conditions()
+        matching = Offer.objects.current().filter(instance=OuterRef("pk"))
+        if conditions is not None:
+            matching = matching.filter(conditions)
+            queryset = queryset.filter(Exists(matching))
+        preference = (
+            Value(0)
+            if self.form.cleaned_data.get("price_kind")
+            else Case(When(kind=OfferKind.ON_DEMAND, then=0), default=1)
+        )
+        best = matching.annotate(preference=preference).order_by(
+            "preference", F("price_per_gpu_hour_usd").asc(nulls_last=True), "pk"
+        )
+        queryset = queryset.annotate(
+            row_offer_id=Subquery(best.values("pk")[:1], output_field=IntegerField()),
+            row_price_gpu_hour=Subquery(best.values("price_per_gpu_hour_usd")[:1]),
+        )
+        return queryset.order_by(*self.ordering())
+
+    def ordering(self) -> list:
+        key = self.form.cleaned_data.get("sort") or "price_gpu_hour"
+        descending = key.startswith("-")
+        expression = F(SORT_FIELDS[key.lstrip("-")])
+        expression = (
+            expression.desc(nulls_last=True) if descending else expression.asc(nulls_last=True)
+        )
+        return [expression, "pk"]
+
+
+@dataclass
+class ListingQuery:
+    """A parsed listing request: the FilterSet (when valid) and the contract's errors."""
+
+    filterset: InstanceFilterSet | None
+    errors: dict[str, list[str]]
+
+    @property
+    def is_valid(self) -> bool:
+        return not self.errors
+
+    @property
+    def options(self) -> dict:
+        data = self.filterset.form.cleaned_data
+        return {
+            "page": data.get("page") or 1,
+            "page_size": data.get("page_size") or PAGE_SIZE_DEFAULT,
+            "format": data.get("format") or "",
+            "currency": data.get("currency") or "USD",
+            "sort": data.get("sort") or "price_gpu_hour",
+        }
+
+
+def known_parameters() -> set[str]:
+    return set(InstanceFilterSet.base_filters) | set(ListingForm.base_fields)
+
+
+def parse_listing_query(
+    query: QueryDict, queryset: QuerySet | None = None, extra: frozenset[str] = frozenset()
+) -> ListingQuery:
+    """Apply the contract's naming rules, then validate the values with the FilterSet.
+
+    `extra` names parameters a caller handles itself (e.g. the estimator's `ids`): they pass
+    through untouched and are neither errors nor filters.
+    """
+    errors: dict[str, list[str]] = {}
+    known = known_parameters()
+    data = QueryDict(mutable=True)
+    for name in query:
+        values = query.getlist(name)
+        if name.startswith("_") or "__" in name:
+            errors[name] = ["This parameter name is not allowed."]
+            continue
+        if name not in known or name in extra:
+            continue  # unknown names are ignored, so shared links with utm_* still work
+        if any("\x00" in value for value in values):
+            errors[name] = ["Null characters are not allowed."]
+            continue
+        given = [value.strip() for value in values if value.strip() != ""]
+        if name not in REPEATABLE and len(values) > 1:
+            errors[name] = ["Give this parameter once."]
+            continue
+        if name == "provider":
+            given = [PROVIDER_ALIASES.get(value, value) for value in given]
+        if given:
+            data.setlist(name, given)
+    if queryset is None:
+        queryset = InstanceType.objects.for_listing()
+    filterset = InstanceFilterSet(data=data, queryset=queryset)
+    if not filterset.is_valid():
+        for name, messages in filterset.form.errors.items():
+            errors.setdefault(name, []).extend(str(message) for message in messages)
+    return ListingQuery(filterset=filterset, errors=errors)

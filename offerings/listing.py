@@ -1,0 +1,293 @@
+"""Turning filtered instance types into rows: the row price, the API shape, CSV and currency.
+
+Shared by the filter page, `/api/instances`, the exports and the feed, so every surface shows
+the same rows with the same numbers.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from decimal import ROUND_HALF_EVEN, Decimal
+
+from django.urls import reverse
+
+from offerings.models import ExchangeRate, InstanceType, LinkTechnology, Offer
+
+FOUR_PLACES = Decimal("0.0001")
+USD = "USD"
+
+
+def money(value: Decimal | None) -> float | None:
+    """Round half-even to 4 decimals, once, and hand JSON a number."""
+    if value is None:
+        return None
+    return float(value.quantize(FOUR_PLACES, rounding=ROUND_HALF_EVEN))
+
+
+class RateTable:
+    """Every reference rate, read in one query: exact USD figures and the display currency."""
+
+    def __init__(self, rates: Iterable[ExchangeRate] | None = None) -> None:
+        if rates is None:
+            rates = ExchangeRate.objects.all()
+        self._by_date: dict[tuple[str, object], Decimal] = {}
+        self._latest: dict[str, ExchangeRate] = {}
+        for rate in rates:
+            self._by_date[(rate.currency, rate.rate_date)] = rate.usd_per_unit
+            latest = self._latest.get(rate.currency)
+            if latest is None or rate.rate_date > latest.rate_date:
+                self._latest[rate.currency] = rate
+
+    def usd_per_unit(self, currency: str, on=None) -> Decimal | None:
+        if currency == USD:
+            return Decimal(1)
+        if on is not None and (currency, on) in self._by_date:
+            return self._by_date[(currency, on)]
+        latest = self._latest.get(currency)
+        return latest.usd_per_unit if latest else None
+
+    def display(self, usd: Decimal | None, currency: str) -> Decimal | None:
+        """Convert a USD amount to the display currency at the newest reference rate."""
+        if usd is None or currency == USD:
+            return usd
+        rate = self.usd_per_unit(currency)
+        return None if rate is None else usd / rate
+
+    def display_rate(self, currency: str) -> ExchangeRate | None:
+        return None if currency == USD else self._latest.get(currency)
+
+
+def attach_row_offers(instances: Iterable[InstanceType]) -> list[InstanceType]:
+    """Give each row its `row_offer`: the prefetched offer the FilterSet chose as its price."""
+    rows = list(instances)
+    for row in rows:
+        chosen = getattr(row, "row_offer_id", None)
+        row.row_offer = next((o for o in row.current_offers if o.pk == chosen), None)
+    return rows
+
+
+def offer_usd(offer: Offer, gpu_count: int, rates: RateTable) -> tuple[Decimal | None, ...]:
+    """Exact USD per hour and per GPU-hour, from the price charged and its dated rate."""
+    rate = rates.usd_per_unit(offer.currency, offer.exchange_rate_date)
+    if rate is None:
+        return None, None
+    per_hour = offer.price_per_hour * rate
+    return per_hour, per_hour / gpu_count
+
+
+def serialize_offer(offer: Offer, gpu_count: int, rates: RateTable, now: datetime) -> dict:
+    per_hour, per_gpu_hour = offer_usd(offer, gpu_count, rates)
+    item = {
+        "kind": offer.kind,
+        "term_months": offer.term_months,
+        "region": offer.region.code,
+        "price_per_hour": money(per_hour),
+        "price_per_gpu_hour": money(per_gpu_hour),
+        "currency": USD,
+        "observed_at": offer.observed_at.astimezone(UTC).isoformat().replace("+00:00", "Z"),
+        "is_stale": offer.is_stale(now),
+        "available": offer.available,
+    }
+    if offer.currency != USD:
+        item["original_price"] = money(offer.price_per_hour)
+        item["original_currency"] = offer.currency
+        item["exchange_rate_date"] = (
+            offer.exchange_rate_date.isoformat() if offer.exchange_rate_date else None
+        )
+    return item
+
+
+def serialize_link(instance: InstanceType) -> dict | None:
+    link = getattr(instance, "gpu_link", None)
+    if link is None:
+        return {
+            "technology": "unknown",
+            "generation": None,
+            "topology": None,
+            "domain_size": None,
+            "bandwidth_gbytes_per_s": None,
+        }
+    if link.technology == LinkTechnology.NONE:
+        return None
+    return {
+        "technology": link.technology,
+        "generation": link.generation,
+        "topology": link.topology or None,
+        "domain_size": link.domain_size,
+        "bandwidth_gbytes_per_s": link.bandwidth_gbytes_per_s,
+    }
+
+
+def serialize_fabric(instance: InstanceType) -> dict:
+    fabric = getattr(instance, "fabric", None)
+    if fabric is None:
+        return dict.fromkeys(
+            ["bandwidth_gbits_per_s", "nics", "gpudirect_rdma", "multi_node", "max_nodes"]
+        ) | {"technology": "unknown"}
+    return {
+        "technology": fabric.technology,
+        "bandwidth_gbits_per_s": fabric.bandwidth_gbits_per_s,
+        "nics": fabric.nics,
+        "gpudirect_rdma": fabric.gpudirect_rdma,
+        "multi_node": fabric.multi_node,
+        "max_nodes": fabric.max_nodes,
+    }
+
+
+def sources_of(instance: InstanceType) -> list[str]:
+    urls = [instance.source_url]
+    for part in (getattr(instance, "gpu_link", None), getattr(instance, "fabric", None)):
+        if part is not None:
+            urls.append(part.source_url)
+    fabric = getattr(instance, "fabric", None)
+    if fabric is not None:
+        urls.append(fabric.cluster_source_url)
+    urls.extend(offer.source_url for offer in instance.current_offers)
+    return list(dict.fromkeys(url for url in urls if url))
+
+
+def detail_path(instance: InstanceType) -> str:
+    return reverse(
+        "offerings:instance-detail",
+        kwargs={"provider": instance.provider.slug, "slug": instance.slug},
+    )
+
+
+def serialize_instance(
+    instance: InstanceType, rates: RateTable, now: datetime, build_absolute_uri
+) -> dict:
+    """The API's shape of one row (CONTRACT.md, "JSON API")."""
+    count = instance.gpu_count
+    row_offer = getattr(instance, "row_offer", None)
+    return {
+        "id": instance.pk,
+        "provider": instance.provider.slug,
+        "name": instance.name,
+        "slug": instance.slug,
+        "gpu": instance.gpu.slug,
+        "gpu_count": count,
+        "gpu_memory_gib": instance.gpu.memory_gib,
+        "vcpus": instance.vcpus,
+        "ram_gib": float(instance.ram_gib) if instance.ram_gib is not None else None,
+        "nvlink": serialize_link(instance),
+        "fabric": serialize_fabric(instance),
+        "price": serialize_offer(row_offer, count, rates, now) if row_offer else None,
+        "prices": [serialize_offer(o, count, rates, now) for o in instance.current_offers],
+        "sources": sources_of(instance),
+        "verified_at": instance.verified_at.isoformat() if instance.verified_at else None,
+        "url": build_absolute_uri(detail_path(instance)),
+    }
+
+
+CSV_PRICE_FIELDS = [
+    "kind",
+    "term_months",
+    "region",
+    "price_per_hour",
+    "price_per_gpu_hour",
+    "currency",
+    "observed_at",
+    "is_stale",
+    "available",
+    "original_price",
+    "original_currency",
+    "exchange_rate_date",
+]
+
+
+def flatten(item: dict, currency: str, rates: RateTable) -> dict:
+    """One CSV row: nested objects joined by `_`, lists by spaces, prices in `currency`."""
+    flat: dict = {}
+    for key, value in item.items():
+        if key == "prices":
+            continue
+        if key == "price":
+            price = value or {}
+            for field in CSV_PRICE_FIELDS:
+                flat[f"price_{field}"] = price.get(field)
+            if value and currency != USD:
+                for field in ("price_per_hour", "price_per_gpu_hour"):
+                    usd = value[field]
+                    shown = rates.display(Decimal(str(usd)) if usd is not None else None, currency)
+                    flat[f"price_{field}"] = money(shown)
+                flat["price_currency"] = currency
+            continue
+        if isinstance(value, dict):
+            for inner, inner_value in value.items():
+                flat[f"{key}_{inner}"] = inner_value
+        elif key == "nvlink" and value is None:
+            for inner in ("technology", "generation", "topology", "domain_size"):
+                flat[f"nvlink_{inner}"] = "none" if inner == "technology" else None
+            flat["nvlink_bandwidth_gbytes_per_s"] = None
+        elif isinstance(value, list):
+            flat[key] = " ".join(value)
+        else:
+            flat[key] = value
+    return flat
+
+
+def render_csv(items: list[dict], currency: str, rates: RateTable) -> str:
+    rows = [flatten(item, currency, rates) for item in items]
+    header = list(rows[0]) if rows else list(flatten(EMPTY_ITEM, currency, rates))
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=header, lineterminator="\r\n")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({k: "" if v is None else _csv_value(v) for k, v in row.items()})
+    return buffer.getvalue()
+
+
+def _csv_value(value):
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
+        return "'" + value  # keep spreadsheet formulas from running (CSV injection)
+    return value
+
+
+EMPTY_ITEM = {
+    "id": None,
+    "provider": None,
+    "name": None,
+    "slug": None,
+    "gpu": None,
+    "gpu_count": None,
+    "gpu_memory_gib": None,
+    "vcpus": None,
+    "ram_gib": None,
+    "nvlink": {
+        "technology": None,
+        "generation": None,
+        "topology": None,
+        "domain_size": None,
+        "bandwidth_gbytes_per_s": None,
+    },
+    "fabric": {
+        "technology": None,
+        "bandwidth_gbits_per_s": None,
+        "nics": None,
+        "gpudirect_rdma": None,
+        "multi_node": None,
+        "max_nodes": None,
+    },
+    "price": None,
+    "prices": [],
+    "sources": [],
+    "verified_at": None,
+    "url": None,
+}
+
+
+def with_display_prices(rows: list[InstanceType], rates: RateTable, currency: str) -> list:
+    """Set `shown_per_hour` and `shown_per_gpu_hour` on each row, in the display currency."""
+    for row in rows:
+        offer = getattr(row, "row_offer", None)
+        per_hour = per_gpu_hour = None
+        if offer is not None:
+            per_hour, per_gpu_hour = offer_usd(offer, row.gpu_count, rates)
+        row.shown_per_hour = rates.display(per_hour, currency)
+        row.shown_per_gpu_hour = rates.display(per_gpu_hour, currency)
+    return rows

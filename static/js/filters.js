@@ -1,0 +1,12 @@
+// Progressive enhancement for the filter form (the page works without it as a plain GET form).
+// Drops empty fields from htmx requests so the pushed URL carries only the filters in use.
+document.addEventListener("htmx:configRequest", function (event) {
+  var params = event.detail.parameters;
+  if (params instanceof FormData) {
+    var empty = [];
+    params.forEach(function (value, key) { if (value === "") { empty.push(key); } });
+    empty.forEach(function (key) { params.delete(key); });
+  } else {
+    Object.keys(params).forEach(function (key) { if (params[key] === "") { delete params[key]; } });
+  }
+});

@@ -1,0 +1,211 @@
+"""/api/instances, the exports and the filter page: the same rows everywhere, bounded queries."""
+
+import csv
+import io
+import json
+from datetime import date
+from decimal import Decimal
+
+import pytest
+
+from offerings.models import ExchangeRate, GpuModel, Provider, Region
+from tests.conftest import NVSWITCH_8, SOURCE, make_instance, make_offer
+
+
+@pytest.fixture
+def cny_row(db):
+    """A Chinese cloud's instance priced in CNY, converted at a dated reference rate."""
+    ali = Provider.objects.create(
+        slug="alibaba", name="Alibaba Cloud", website="https://ali.example", kind="hyperscaler"
+    )
+    region = Region.objects.create(provider=ali, code="cn-beijing", geo="asia")
+    gpu = GpuModel.objects.create(
+        slug="h20", vendor="nvidia", name="H20", form_factor="sxm", memory_gib=96
+    )
+    rate = ExchangeRate.objects.create(
+        currency="CNY",
+        rate_date=date(2025, 10, 21),
+        usd_per_unit=Decimal("0.140476"),
+        source_url=SOURCE,
+    )
+    instance = make_instance(
+        ali, gpu, name="ebmgn8v.48xlarge", link=NVSWITCH_8, fabric={"technology": "erdma"}
+    )
+    # 100 CNY/h x 0.140476 = 14.0476 USD/h; / 8 = 1.75595 -> half-even 1.7560 (not 1.7559)
+    make_offer(
+        instance,
+        region,
+        price="100",
+        currency="CNY",
+        per_gpu=Decimal("1.755950"),
+        exchange_rate_date=rate.rate_date,
+    )
+    return instance
+
+
+def test_a_row_has_the_contract_shape(client, cny_row):
+    body = client.get("/api/instances").json()
+    assert body["count"] == 1
+    assert body["next"] is None
+    row = body["results"][0]
+    assert row["id"] == cny_row.pk
+    assert (row["provider"], row["name"], row["slug"]) == (
+        "alibaba",
+        "ebmgn8v.48xlarge",
+        "ebmgn8v-48xlarge",
+    )
+    assert (row["gpu"], row["gpu_count"], row["gpu_memory_gib"]) == ("h20", 8, 96)
+    assert row["nvlink"] == {
+        "technology": "nvlink",
+        "generation": 4,
+        "topology": "nvswitch",
+        "domain_size": 8,
+        "bandwidth_gbytes_per_s": 900,
+    }
+    assert row["fabric"] == {
+        "technology": "erdma",
+        "bandwidth_gbits_per_s": None,
+        "nics": None,
+        "gpudirect_rdma": None,
+        "multi_node": None,
+        "max_nodes": None,
+    }
+    assert row["url"] == "http://testserver/instances/alibaba/ebmgn8v-48xlarge/"
+    assert SOURCE in row["sources"]
+
+
+def test_prices_in_another_currency_are_usd_with_the_original_kept(client, cny_row):
+    price = client.get("/api/instances").json()["results"][0]["price"]
+    assert price == {
+        "kind": "on-demand",
+        "term_months": 0,
+        "region": "cn-beijing",
+        "price_per_hour": 14.0476,
+        "price_per_gpu_hour": 1.756,  # 1.75595 rounded half-even once
+        "currency": "USD",
+        "observed_at": "2026-11-01T00:00:00Z",
+        "is_stale": True,
+        "available": None,
+        "original_price": 100.0,
+        "original_currency": "CNY",
+        "exchange_rate_date": "2025-10-21",
+    }
+
+
+def test_a_pcie_only_instance_has_a_null_nvlink(client, catalog):
+    rows = client.get("/api/instances?nvlink=false").json()["results"]
+    assert [r["nvlink"] for r in rows] == [None]
+
+
+def test_a_row_without_a_matching_price_has_a_null_price(client, catalog):
+    rows = {r["slug"]: r for r in client.get("/api/instances").json()["results"]}
+    assert rows["mystery-8x"]["price"] is None
+    assert rows["mystery-8x"]["prices"] == []
+    assert len(rows["ib-8x"]["prices"]) == 2
+
+
+def test_bad_parameters_answer_400_with_the_contract_shape(client, catalog):
+    response = client.get("/api/instances?nvlink=maybe&gpu__slug=h100&page_size=999")
+    assert response.status_code == 400
+    body = response.json()
+    assert body["error"] == "invalid_parameters"
+    assert set(body["fields"]) == {"nvlink", "gpu__slug", "page_size"}
+
+
+def test_a_page_past_the_end_is_invalid(client, catalog):
+    response = client.get("/api/instances?page=2")
+    assert response.status_code == 400
+    assert "page" in response.json()["fields"]
+
+
+def test_paging_links_to_the_next_page_keeping_the_filters(client, catalog):
+    body = client.get("/api/instances?page_size=2&nvlink=true").json()
+    assert body["count"] == 4
+    assert len(body["results"]) == 2
+    assert "nvlink=true" in body["next"]
+    assert "page=2" in body["next"]
+    second = client.get(body["next"]).json()
+    assert second["next"] is None
+    assert {r["slug"] for r in body["results"] + second["results"]} == {
+        "ib-8x",
+        "efa-8x",
+        "tcpx-8g",
+        "2a6000-20v",
+    }
+
+
+def api_slugs(client, params: str) -> list[str]:
+    return [
+        r["slug"] for r in client.get(f"/api/instances?{params}&page_size=200").json()["results"]
+    ]
+
+
+@pytest.mark.parametrize(
+    "params",
+    ["", "nvlink=true&sort=-fabric_gbps", "fabric=infiniband&fabric=efa", "max_gpu_hour=3.5"],
+)
+def test_csv_and_json_exports_hold_exactly_the_api_rows_in_order(client, catalog, params):
+    expected = api_slugs(client, params)
+    as_json = client.get(f"/?{params}&format=json")
+    assert as_json["Content-Disposition"].startswith("attachment")
+    exported = json.loads(as_json.content)
+    assert exported["count"] == len(expected)
+    assert [r["slug"] for r in exported["results"]] == expected
+    as_csv = client.get(f"/?{params}&format=csv")
+    assert as_csv["Content-Type"].startswith("text/csv")
+    rows = list(csv.DictReader(io.StringIO(as_csv.content.decode())))
+    assert [r["slug"] for r in rows] == expected
+
+
+def test_the_csv_header_uses_the_api_names_joined_by_underscores(client, catalog):
+    header = client.get("/?format=csv").content.decode().splitlines()[0].split(",")
+    for name in ("id", "provider", "gpu_count", "nvlink_technology", "nvlink_domain_size"):
+        assert name in header
+    for name in ("fabric_bandwidth_gbits_per_s", "price_price_per_gpu_hour", "price_kind"):
+        assert name in header
+
+
+def test_the_csv_shows_cny_when_asked_and_json_stays_usd(client, cny_row):
+    rows = list(
+        csv.DictReader(io.StringIO(client.get("/?format=csv&currency=CNY").content.decode()))
+    )
+    assert rows[0]["price_currency"] == "CNY"
+    assert Decimal(rows[0]["price_price_per_hour"]) == Decimal("100.0")
+    exported = json.loads(client.get("/?format=json&currency=CNY").content)
+    assert exported["results"][0]["price"]["currency"] == "USD"
+
+
+def test_an_empty_export_still_has_a_header(client, catalog):
+    body = client.get("/?format=csv&provider=gcp&nvlink=false").content.decode()
+    assert body.startswith("id,provider,name,slug")
+    assert len(body.splitlines()) == 1
+
+
+@pytest.mark.parametrize("count", [10, 100, 500])
+def test_the_api_query_count_does_not_grow_with_rows(
+    client, db, count, django_assert_max_num_queries
+):
+    provider = Provider.objects.create(
+        slug="bulk", name="Bulk", website="https://b.example", kind="marketplace"
+    )
+    region = Region.objects.create(provider=provider, code="r1", geo="eu")
+    gpu = GpuModel.objects.create(
+        slug="b200", vendor="nvidia", name="B200", form_factor="sxm", memory_gib=180
+    )
+    for n in range(count):
+        make_offer(make_instance(provider, gpu, name=f"n{n}", link=NVSWITCH_8), region)
+    with django_assert_max_num_queries(6):
+        assert client.get("/api/instances?page_size=200&nvlink=true").status_code == 200
+    with django_assert_max_num_queries(12):
+        assert client.get("/?nvlink=true").status_code == 200
+    with django_assert_max_num_queries(6):
+        assert client.get("/?format=csv").status_code == 200
+
+
+def test_the_openapi_document_lists_every_filter_and_the_error_answers(client, db):
+    document = client.get("/api/openapi.json").json()
+    assert document["openapi"].startswith("3.")
+    operation = document["paths"]["/api/instances"]["get"]
+    names = {p["name"] for p in operation["parameters"]}
+    assert {"q", "gpu", "nvlink", "nvswitch", "fabric", "max_gpu_hour", "sort", "format"} <= names
+    assert {"200", "400", "429"} <= set(operation["responses"])

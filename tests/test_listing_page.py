@@ -1,0 +1,85 @@
+"""The filter page in HTML: full page, htmx fragment, errors at their fields, presets."""
+
+import pytest
+
+from offerings.presets import PRESETS
+
+
+def test_the_page_and_its_fragment_share_one_url_and_vary_on_hx_request(client, catalog):
+    full = client.get("/?nvlink=true")
+    fragment = client.get("/?nvlink=true", headers={"HX-Request": "true"})
+    assert full.status_code == fragment.status_code == 200
+    assert "HX-Request" in full["Vary"]
+    assert "HX-Request" in fragment["Vary"]
+    assert b"<html" in full.content
+    assert b"<html" not in fragment.content
+    assert b'id="results"' in fragment.content
+    assert len(fragment.content) < 0.6 * len(full.content)
+
+
+def test_the_table_has_sortable_headers_with_aria_sort(client, catalog):
+    body = client.get("/?sort=-gpu_count").content.decode()
+    assert 'aria-sort="descending"' in body
+    assert 'aria-sort="none"' in body
+    assert "sort=gpu_count" in body  # clicking again flips the order
+
+
+def test_badges_cannot_be_misread(client, catalog):
+    body = client.get("/").content.decode()
+    for badge in ("NVLink / NVSwitch", "NVLink bridge", "PCIe only", "InfiniBand", "AWS EFA"):
+        assert badge in body
+    assert "TCPX (not RDMA)" in body
+    assert "unknown" in body
+
+
+def test_invalid_filters_answer_400_and_show_the_message_at_the_field(client, catalog):
+    response = client.get("/?gpu_count_min=eight&nvlink=maybe")
+    assert response.status_code == 400
+    body = response.content.decode()
+    assert 'id="err-gpu_count_min" class="field-error">Enter a number.' in body
+    assert "maybe is not one of the available choices" in body
+    assert 'aria-invalid="true"' in body
+
+
+def test_an_invalid_htmx_request_is_swapped_in_with_out_of_band_field_errors(client, catalog):
+    response = client.get("/?nvlink=maybe", headers={"HX-Request": "true"})
+    assert response.status_code == 400
+    body = response.content.decode()
+    assert 'id="err-nvlink" class="field-error" hx-swap-oob="true">Select a valid choice' in body
+
+
+def test_orm_shaped_keys_never_reach_the_database(client, catalog):
+    response = client.get("/?provider__slug__startswith=a&_connector=OR")
+    assert response.status_code == 400
+    assert b"This parameter name is not allowed." in response.content
+
+
+@pytest.mark.parametrize("preset", PRESETS, ids=lambda p: p.slug)
+def test_every_preset_is_a_valid_filter_link_on_the_page(client, catalog, preset):
+    assert client.get(f"/?{preset.query}").status_code == 200
+    assert preset.query.replace("&", "&amp;") in client.get("/").content.decode()
+
+
+def test_prices_can_be_shown_in_cny(client, catalog):
+    from datetime import date
+    from decimal import Decimal
+
+    from offerings.models import ExchangeRate
+
+    ExchangeRate.objects.create(
+        currency="CNY",
+        rate_date=date(2025, 10, 21),
+        usd_per_unit=Decimal("0.125"),
+        source_url="https://www.ecb.europa.eu/",
+    )
+    body = client.get("/?currency=CNY&provider=gcp").content.decode()
+    assert "¥32.00" in body  # 4.00 USD per GPU-hour / 0.125
+    assert "2025-10-21" in body or "Oct. 21, 2025" in body
+
+
+def test_the_detail_page_of_a_row_opens_and_verda_redirects(client, catalog):
+    assert client.get("/instances/aws/ib-8x/").status_code == 200
+    response = client.get("/instances/verda/2a6000-20v/")
+    assert response.status_code == 301
+    assert response["Location"] == "/instances/datacrunch/2a6000-20v/"
+    assert client.get("/instances/aws/nope/").status_code == 404
