@@ -1,0 +1,1079 @@
+"""The interconnect-aware estimator: time, efficiency and cost of a training step, and inference fit.
+
+Pure Python: no database, no Django. The view turns catalog rows into `InstanceSpec`s, the query
+string into a `Job` (with `parse_job`), and calls `estimate()`; everything it shows comes from the
+dataclasses here. Every formula is written out below and in `FORMULAS`, so the page can print them.
+
+Units: GB = 1e9 bytes (bandwidths in GB/s, as nccl-tests and vendors quote them); GiB = 2**30 bytes
+(memory, as the catalog stores it); Gb/s = 1e9 bits/s (fabric line rates). "Per direction" is what
+a collective can use: vendors quote NVLink bidirectionally, so one direction is half their figure.
+
+Model, in short (see FORMULAS for the exact text shown on the page):
+
+* Bandwidth per GPU and direction, before efficiency: NVLink/Infinity Fabric = quoted bidirectional
+  figure / 2; PCIe by generation (PCIE_GBYTES_PER_S) when there is no NVLink, or when the NVLink
+  domain is smaller than the node (bridge pairs: the ring crosses PCIe); fabric = back-end Gb/s / 8 /
+  GPUs per node. Each is multiplied by the efficiency factor of its link kind (EFFICIENCY), fitted
+  to published nccl-tests bus bandwidths in `offerings.estimator_calibration`.
+* Groups: m GPUs talk over the intra link (the node, or a whole NVLink domain when it spans nodes,
+  as in GB200 NVL72, up to its size); D = ceil(G / m) such groups talk over the fabric.
+* A collective pass over S bytes (one reduce-scatter or one all-gather) costs, hierarchically,
+  intra: (m-1)/m x S / B_intra and inter: (D-1)/D x (S/m) / B_inter, plus per-step latencies. An
+  all-reduce is two passes (reduce-scatter + all-gather), so for DDP this is exactly the issue's
+  intra reduce-scatter + inter ring all-reduce 2(D-1)/D x (S/m) / B_inter + intra all-gather.
+* NCCL pipelines the stages (chunks flow through NVLink and the NIC at the same time), so a
+  collective takes as long as its slowest stage: comm = max(intra, inter). Adding them instead
+  cannot reproduce published results: on 2 x 8 H200 with InfiniBand the NVLink stage alone,
+  added to any network time, already exceeds the measured all-reduce time (see the calibration).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any, Literal
+
+# --------------------------------------------------------------------------------------------
+# Constants (each with its source)
+# --------------------------------------------------------------------------------------------
+
+#: Raw PCIe x16 bandwidth per direction, GB/s: lanes x transfer rate x encoding / 8 bits.
+#: Gen3 8 GT/s and Gen4 16 GT/s, Gen5 32 GT/s with 128b/130b encoding: 15.75 / 31.5 / 63.0 GB/s;
+#: Gen6 64 GT/s with FLIT mode: 121 GB/s. Same figures (rounded) as the PCIe table of
+#: stas00/ml-engineering network/README.md ("PCIe 4 31 GBps, PCIe 5 63 GBps, PCIe 6 121 GBps"
+#: unidirectional), https://github.com/stas00/ml-engineering/blob/master/network/README.md#pcie
+PCIE_GBYTES_PER_S: dict[int, float] = {3: 15.75, 4: 31.5, 5: 63.0, 6: 121.0}
+
+IntraKind = Literal["nvlink", "nvlink-sharp", "infinity-fabric", "pcie"]
+InterKind = Literal["infiniband", "roce", "efa", "erdma", "tcpx", "ethernet"]
+LINK_KINDS: tuple[str, ...] = (
+    "nvlink",
+    "nvlink-sharp",
+    "infinity-fabric",
+    "pcie",
+    "infiniband",
+    "roce",
+    "efa",
+    "erdma",
+    "tcpx",
+    "ethernet",
+)
+
+#: Efficiency factor per link kind: bus bandwidth collectives reach / raw per-direction figure.
+#: Fitted by `offerings.estimator_calibration.fit_efficiency` (least squares on log busbw) to the
+#: published nccl-tests results recorded in CALIBRATION_POINTS there, running the model at each
+#: test's own configuration; tests/test_estimator.py checks these equal a fresh fit (to 0.01).
+#: Fitted at 1 GiB messages, the size of one transformer block's FSDP all-gather for 10-100B
+#: models; at 8 GiB real collectives run up to ~30% faster (EFA), so the model is conservative.
+#: "nvlink-sharp" (NVSwitch gen3+ with NVLink SHARP, NCCL's NVLS algorithm) exceeds 1: the switch
+#: reduces in-network, so busbw (computed as for a ring) tops the wire rate. Kinds marked
+#: UNCALIBRATED_KINDS have no published result we could run the model against; their value and
+#: reason are stated there.
+EFFICIENCY: dict[str, float] = {
+    "nvlink": 0.76,
+    "nvlink-sharp": 1.05,
+    "infinity-fabric": 0.70,
+    "pcie": 0.50,
+    "infiniband": 0.61,
+    "roce": 0.61,
+    "efa": 0.60,
+    "erdma": 0.61,
+    "tcpx": 0.80,
+    "ethernet": 0.43,
+}
+
+#: Kinds whose factor is not fitted, and why the stated value was chosen.
+UNCALIBRATED_KINDS: dict[str, str] = {
+    "roce": (
+        "No clean published RoCE all_reduce_perf result found (NVIDIA/nccl#2409 is a reported "
+        "misconfiguration). Set equal to InfiniBand: NCCL drives RoCE through the same IB-verbs "
+        "transport on the same ConnectX NICs."
+    ),
+    "erdma": "No published result found. Set equal to RoCE (Alibaba eRDMA is RDMA over Ethernet).",
+}
+
+#: Latency per ring step, microseconds: NCCL's own tuning model, Ring algorithm with the Simple
+#: protocol (used for large messages), hwLat[] in src/graph/tuning.cc, NVIDIA/nccl commit
+#: 01afd20a77b5804e0ecf1042509dd9d20ebf9e93: NVLink 3.4, PCI 5.7, NET 9.6. NCCL uses one NET
+#: figure for every network; Infinity Fabric is given the NVLink figure (assumption).
+LATENCY_US: dict[str, float] = {
+    "nvlink": 3.4,
+    "nvlink-sharp": 3.4,
+    "infinity-fabric": 3.4,
+    "pcie": 5.7,
+    "infiniband": 9.6,
+    "roce": 9.6,
+    "efa": 9.6,
+    "erdma": 9.6,
+    "tcpx": 9.6,
+    "ethernet": 9.6,
+}
+#: Base latency of one collective call, microseconds (same file: baseLat, Ring/Simple = 8.4).
+BASE_LATENCY_US = 8.4
+
+#: Memory model, bytes per parameter besides the weights and gradients (which take
+#: bytes_per_param each): Adam in mixed precision keeps an fp32 master copy and two fp32 moments,
+#: 4 + 4 + 4 = 12 bytes (ZeRO, Rajbhandari et al. 2020, section 3.1: "K = 12" for mixed-precision
+#: Adam; with 2-byte weights and gradients the 16 bytes per parameter of that paper).
+OPTIMIZER_BYTES_PER_PARAM = 12.0
+
+#: Training: share of each GPU's memory the model states may take; the rest is left for
+#: activations, buffers and fragmentation (a stated margin, not a measurement: activations depend
+#: on batch, sequence length and checkpointing, which the user controls).
+TRAINING_MEMORY_FRACTION = 0.8
+
+#: Inference: share of GPU memory for weights + KV cache, as vLLM's default
+#: gpu_memory_utilization = 0.9 (https://docs.vllm.ai/en/latest/configuration/engine_args.html).
+INFERENCE_MEMORY_FRACTION = 0.9
+
+#: Transformer shape, first order, for tensor-parallel traffic in inference: parameters
+#: P = 12 x layers x hidden^2 (Kaplan et al. 2020, "Scaling Laws for Neural Language Models",
+#: N ~ 12 n_layer d_model^2) and hidden = 128 x layers (GPT-3 175B: 12288 / 96 = 128, Brown et
+#: al. 2020 table 2.1). Megatron tensor parallelism all-reduces the activations twice per layer
+#: (Shoeybi et al. 2019, section 3).
+HIDDEN_PER_LAYER = 128
+TP_ALLREDUCES_PER_LAYER = 2
+
+#: Efficiency below which a row is "communication-bound" (communication takes as long as
+#: compute).
+COMM_BOUND_EFFICIENCY = 0.5
+
+GIB = 2**30
+GB = 1e9
+
+MODES = ("train-ddp", "train-fsdp", "inference")
+
+FORMULAS: tuple[str, ...] = (
+    "B_intra (GB/s per GPU per direction) = NVLink bidirectional GB/s / 2 x factor; PCIe x16 "
+    "by generation x factor when there is no NVLink or the NVLink domain is smaller than the node",
+    "B_inter (GB/s per GPU per direction) = fabric Gb/s per node / 8 / GPUs per node x factor",
+    "m = GPUs in one intra group = GPUs per node, or min(NVLink domain size, all GPUs) when the "
+    "domain spans nodes; D = ceil(all GPUs / m) groups joined by the fabric",
+    "S = parameters x bytes_per_param",
+    "one pass (reduce-scatter or all-gather) of S: intra = (m-1)/m x S / B_intra + (m-1) x "
+    "latency_intra; inter = (D-1)/D x (S/m) / B_inter + (D-1) x latency_inter",
+    "train-ddp: one gradient all-reduce = 2 passes (intra reduce-scatter, inter ring all-reduce "
+    "2(D-1)/D x (S/m) / B_inter, intra all-gather)",
+    "train-fsdp: gradient reduce-scatter + parameter all-gather in the forward pass + parameter "
+    "all-gather in the backward pass = 3 passes (1.5 x DDP traffic, as ZeRO-3)",
+    "communication = max(intra, inter) + 8.4 us per collective call (NCCL pipelines the stages)",
+    "compute = 6 x parameters x tokens_per_step / (GPUs x dense BF16 TFLOPS x 1e12 x mfu)",
+    "step = compute + (1 - overlap) x communication; efficiency = compute / step",
+    "cost per step = nodes x price per hour x step / 3600; cost per billion tokens = cost per "
+    "step / tokens_per_step x 1e9",
+    "memory per GPU (train-ddp) = P x (2 x bytes_per_param + 12); (train-fsdp) the same / all "
+    "GPUs; fits when <= 80% of GPU memory (the rest left for activations)",
+    "inference: weights (P x bytes_per_param) + KV cache (context_tokens x batch x "
+    "kv_bytes_per_token) must fit in 90% of the memory of one NVLink domain",
+    "inference tensor-parallel traffic: layers = (P / (12 x 128^2))^(1/3), hidden = 128 x "
+    "layers; per decode step 2 x layers all-reduces of batch x hidden x bytes_per_param",
+)
+
+
+@dataclass(frozen=True)
+class Constants:
+    """Every tunable number the model uses; `DEFAULT_CONSTANTS` holds the cited defaults."""
+
+    efficiency: Mapping[str, float] = field(default_factory=lambda: dict(EFFICIENCY))
+    latency_us: Mapping[str, float] = field(default_factory=lambda: dict(LATENCY_US))
+    base_latency_us: float = BASE_LATENCY_US
+    pcie_gbytes_per_s: Mapping[int, float] = field(default_factory=lambda: dict(PCIE_GBYTES_PER_S))
+    optimizer_bytes_per_param: float = OPTIMIZER_BYTES_PER_PARAM
+    training_memory_fraction: float = TRAINING_MEMORY_FRACTION
+    inference_memory_fraction: float = INFERENCE_MEMORY_FRACTION
+    hidden_per_layer: int = HIDDEN_PER_LAYER
+    comm_bound_efficiency: float = COMM_BOUND_EFFICIENCY
+
+    def with_efficiency(self, **factors: float) -> Constants:
+        """Return a copy with some efficiency factors replaced (names with '-' as '_')."""
+        merged = dict(self.efficiency)
+        merged.update({name.replace("_", "-"): value for name, value in factors.items()})
+        return replace(self, efficiency=merged)
+
+
+DEFAULT_CONSTANTS = Constants()
+
+# --------------------------------------------------------------------------------------------
+# Inputs
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GpuLinkSpec:
+    """The GPU-to-GPU link; technology is "nvlink", "infinity-fabric", "none" or "unknown"."""
+
+    technology: str = "unknown"
+    topology: str | None = None  # nvswitch, bridge, mesh, hybrid-cube-mesh, unknown
+    generation: int | None = None
+    domain_size: int | None = None  # GPUs in one domain; may exceed the node (NVL72: 72)
+    bandwidth_gbytes_per_s: float | None = None  # per GPU, bidirectional, as vendors quote it
+
+
+@dataclass(frozen=True)
+class FabricSpec:
+    """The back-end network between nodes; technology as in the contract's fabric values."""
+
+    technology: str = "unknown"  # infiniband, roce, efa, erdma, tcpx, ethernet, unknown
+    bandwidth_gbits_per_s: float | None = None  # per node, back-end ports summed
+    multi_node: bool | None = None  # self-serve booking of >= 2 nodes on one fabric
+    max_nodes: int | None = None
+
+
+@dataclass(frozen=True)
+class InstanceSpec:
+    """One catalog instance type, as plain data. None means unknown."""
+
+    id: int | str
+    name: str
+    gpu_count: int
+    gpu_memory_gib: float | None
+    bf16_dense_tflops: float | None
+    pcie_generation: int | None
+    link: GpuLinkSpec
+    fabric: FabricSpec
+    price_per_hour_usd: float | None = None  # one node, the row's price
+    provider: str = ""
+    url: str = ""
+
+    def __post_init__(self) -> None:
+        # The catalog's CheckConstraints guarantee this; a violation is a bug, not user input.
+        if self.gpu_count < 1:
+            raise ValueError(f"gpu_count must be at least 1, not {self.gpu_count}")
+
+
+@dataclass(frozen=True)
+class Job:
+    """What the user wants to run (the contract's /api/estimate parameters)."""
+
+    params_b: float
+    mode: str
+    bytes_per_param: float = 2.0
+    tokens_per_step: int = 4_194_304
+    nodes: tuple[int, ...] = (1, 2, 4, 8, 16)
+    mfu: float = 0.4
+    overlap: float = 0.0
+    context_tokens: int = 4096
+    batch: int = 1
+    kv_bytes_per_token: int = 327_680
+
+    @property
+    def params(self) -> float:
+        return self.params_b * 1e9
+
+    @property
+    def is_training(self) -> bool:
+        return self.mode != "inference"
+
+
+# --------------------------------------------------------------------------------------------
+# Outputs
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class EstimateResult:
+    """One (instance, nodes) row; field names follow the contract's /api/estimate results."""
+
+    instance: dict[str, Any]
+    nodes: int
+    gpus: int
+    fits: bool
+    reason: str | None
+    compute_s: float | None
+    comm_intra_s: float | None
+    comm_inter_s: float | None
+    comm_s: float | None
+    step_s: float | None
+    efficiency: float | None
+    cost_per_step_usd: float | None
+    cost_per_billion_tokens_usd: float | None
+    cost_per_hour_usd: float | None
+    intra_gbytes_per_s_per_gpu: float | None
+    inter_gbytes_per_s_per_gpu: float | None
+    intra_link: str | None  # link kind used inside a group ("nvlink", "pcie", ...)
+    inter_link: str | None  # fabric kind used between groups
+    group_gpus: int  # m: GPUs in one intra group (node or spanning NVLink domain)
+    groups: int  # D: groups joined by the fabric
+    bottleneck: str | None  # "compute", "intra" or "inter"
+    memory_per_gpu_gib: float | None  # training: model states; inference: need per domain GPU
+    memory_limit_gib: float | None  # usable memory per GPU under the stated margin
+    missing: tuple[str, ...]  # unknown inputs that kept a number from being computed
+    verdict: str
+    # Inference only.
+    domain_gpus: int | None = None
+    needed_gib: float | None = None
+    nodes_needed: int | None = None
+    tp_comm_s_per_token: float | None = None
+    tp_fabric_s_per_token: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["missing"] = list(self.missing)
+        return data
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """Ranked results plus every parameter and constant used."""
+
+    results: tuple[EstimateResult, ...]
+    assumptions: dict[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "results": [row.to_dict() for row in self.results],
+            "assumptions": self.assumptions,
+        }
+
+
+# --------------------------------------------------------------------------------------------
+# Parsing and validation of the query string
+# --------------------------------------------------------------------------------------------
+
+PARAMS_B_MAX = 100_000.0  # 100 trillion parameters
+TOKENS_PER_STEP_MAX = 10**12
+NODES_MAX = 1024
+NODES_VALUES_MAX = 32
+CONTEXT_TOKENS_MAX = 100_000_000
+BATCH_MAX = 1_000_000
+KV_BYTES_MAX = 10**9
+
+_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d{1,3})?", re.ASCII)
+_INTEGER = re.compile(r"\+?\d{1,15}", re.ASCII)
+_SINGLE_KEYS = (
+    "params_b",
+    "mode",
+    "bytes_per_param",
+    "tokens_per_step",
+    "mfu",
+    "overlap",
+    "context_tokens",
+    "batch",
+    "kv_bytes_per_token",
+)
+JOB_KEYS: tuple[str, ...] = (*_SINGLE_KEYS, "nodes")
+
+
+def _parse_float(text: str) -> float | None:
+    text = text.strip()
+    if len(text) > 40 or not _NUMBER.fullmatch(text):
+        return None
+    value = float(text)
+    return value if math.isfinite(value) else None
+
+
+def _parse_int(text: str) -> int | None:
+    text = text.strip()
+    if not _INTEGER.fullmatch(text):
+        return None
+    return int(text)
+
+
+def parse_job(params: Mapping[str, Sequence[str]]) -> tuple[Job | None, dict[str, list[str]]]:
+    """Validate the estimator's query parameters; return (job, {}) or (None, {field: [messages]}).
+
+    `params` maps each name to all its values (Django: `{k: request.GET.getlist(k) for k in
+    request.GET}`). Only the estimator's own names are read (JOB_KEYS); filter parameters and
+    `ids` are the view's. An empty value means "absent" (the no-JS form sends every field);
+    `nodes` repeats, every other name given twice is invalid. Never raises.
+    """
+    errors: dict[str, list[str]] = {}
+    values: dict[str, str] = {}
+
+    def error(name: str, message: str) -> None:
+        errors.setdefault(name, []).append(message)
+
+    for name in _SINGLE_KEYS:
+        given = [v for v in params.get(name, ()) if v.strip() != ""]
+        if len(given) > 1:
+            error(name, "Give this parameter once.")
+        elif given:
+            values[name] = given[0]
+
+    def number(
+        name: str, default: float | None, low: float, high: float, low_inclusive: bool
+    ) -> float | None:
+        if name not in values:
+            if default is None:
+                error(name, "This field is required.")
+            return default
+        value = _parse_float(values[name])
+        if value is None:
+            error(name, "Enter a number.")
+            return None
+        if value < low or (value == low and not low_inclusive):
+            error(name, f"Must be {'at least' if low_inclusive else 'greater than'} {low:g}.")
+            return None
+        if value > high:
+            error(name, f"Must be at most {high:g}.")
+            return None
+        return value
+
+    def integer(name: str, default: int, low: int, high: int) -> int | None:
+        if name not in values:
+            return default
+        value = _parse_int(values[name])
+        if value is None:
+            error(name, "Enter a whole number.")
+            return None
+        if value < low:
+            error(name, f"Must be at least {low}.")
+            return None
+        if value > high:
+            error(name, f"Must be at most {high}.")
+            return None
+        return value
+
+    params_b = number("params_b", None, 0.0, PARAMS_B_MAX, low_inclusive=False)
+    mode = values.get("mode")
+    if mode is None:
+        error("mode", "This field is required.")
+    elif mode not in MODES:
+        error("mode", f"Choose one of: {', '.join(MODES)}.")
+    bytes_per_param = number("bytes_per_param", 2.0, 0.0, 16.0, low_inclusive=False)
+    mfu = number("mfu", 0.4, 0.0, 1.0, low_inclusive=False)
+    overlap = number("overlap", 0.0, 0.0, 1.0, low_inclusive=True)
+    tokens_per_step = integer("tokens_per_step", 4_194_304, 1, TOKENS_PER_STEP_MAX)
+    context_tokens = integer("context_tokens", 4096, 1, CONTEXT_TOKENS_MAX)
+    batch = integer("batch", 1, 1, BATCH_MAX)
+    kv_bytes_per_token = integer("kv_bytes_per_token", 327_680, 1, KV_BYTES_MAX)
+
+    nodes: tuple[int, ...] = (1, 2, 4, 8, 16)
+    given_nodes = [v for v in params.get("nodes", ()) if v.strip() != ""]
+    if given_nodes:
+        parsed: set[int] = set()
+        for text in given_nodes:
+            value = _parse_int(text)
+            if value is None:
+                error("nodes", f"{text[:20]!r} is not a whole number.")
+            elif not 1 <= value <= NODES_MAX:
+                error("nodes", f"{value} is out of range: each must be 1 to {NODES_MAX}.")
+            else:
+                parsed.add(value)
+        if len(parsed) > NODES_VALUES_MAX:
+            error("nodes", f"Give at most {NODES_VALUES_MAX} node counts.")
+        nodes = tuple(sorted(parsed))
+
+    if errors or params_b is None or mode is None:
+        return None, errors
+    return (
+        Job(
+            params_b=params_b,
+            mode=mode,
+            bytes_per_param=bytes_per_param or 2.0,
+            tokens_per_step=tokens_per_step or 4_194_304,
+            nodes=nodes,
+            mfu=mfu or 0.4,
+            overlap=overlap or 0.0,
+            context_tokens=context_tokens or 4096,
+            batch=batch or 1,
+            kv_bytes_per_token=kv_bytes_per_token or 327_680,
+        ),
+        {},
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Links and collectives
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How G = nodes x gpus_per_node GPUs are wired for one collective.
+
+    m GPUs per intra group share `intra_kind` at `intra_raw` GB/s per GPU per direction (before
+    the efficiency factor); D = `groups` groups are joined by `inter_kind` at `inter_raw`.
+    Either raw figure is None when unknown (and then named in `missing`) or unused.
+    """
+
+    gpus: int
+    group_gpus: int
+    groups: int
+    intra_kind: str | None
+    intra_raw: float | None
+    inter_kind: str | None
+    inter_raw: float | None
+    missing: tuple[str, ...]
+
+
+def intra_link(
+    instance: InstanceSpec, constants: Constants = DEFAULT_CONSTANTS
+) -> tuple[str | None, float | None, int | None, list[str]]:
+    """Return (kind, raw GB/s per GPU per direction, NVLink domain size or None, missing).
+
+    NVLink/Infinity Fabric is used when its domain holds the whole node (an NVSwitch topology
+    does by definition, so its unstated domain size is taken as the node); a smaller domain
+    (bridge pairs) means the node-wide ring crosses PCIe. "nvlink-sharp" is an NVLink NVSwitch
+    of generation 4 or later (NVSwitch gen3+ reduces in the switch: NCCL's NVLS algorithm).
+    """
+    link = instance.link
+    missing: list[str] = []
+    technology = link.technology
+    domain = link.domain_size
+    if technology in ("nvlink", "infinity-fabric"):
+        if domain is None and link.topology == "nvswitch":
+            domain = instance.gpu_count
+        if domain is None:
+            return None, None, None, [f"{_LINK_NAMES[technology]} domain size"]
+        if domain >= instance.gpu_count:
+            if not link.bandwidth_gbytes_per_s or link.bandwidth_gbytes_per_s <= 0:
+                return None, None, domain, [f"{_LINK_NAMES[technology]} bandwidth"]
+            kind = "infinity-fabric" if technology == "infinity-fabric" else "nvlink"
+            if (
+                kind == "nvlink"
+                and link.topology == "nvswitch"
+                and link.generation is not None
+                and link.generation >= 4
+            ):
+                kind = "nvlink-sharp"
+            return kind, link.bandwidth_gbytes_per_s / 2, domain, missing
+    elif technology != "none":
+        return None, None, None, ["GPU-to-GPU link (NVLink or PCIe only)"]
+    else:
+        domain = None
+    gen = instance.pcie_generation
+    raw = constants.pcie_gbytes_per_s.get(gen) if gen is not None else None
+    if raw is None:
+        return None, None, domain, ["PCIe generation"]
+    return "pcie", raw, domain, missing
+
+
+_LINK_NAMES = {"nvlink": "NVLink", "infinity-fabric": "Infinity Fabric"}
+
+
+def _spanning_domain(instance: InstanceSpec, domain: int | None) -> int | None:
+    """The domain size when an NVLink domain spans nodes (NVSwitch only, as GB200 NVL72)."""
+    if domain is None or domain <= instance.gpu_count or instance.link.topology != "nvswitch":
+        return None
+    return domain
+
+
+def plan(instance: InstanceSpec, nodes: int, constants: Constants = DEFAULT_CONSTANTS) -> Plan:
+    """Group the GPUs of `nodes` nodes into NVLink/PCIe groups joined by the fabric."""
+    g = instance.gpu_count
+    gpus = nodes * g
+    kind, raw, domain, missing = intra_link(instance, constants)
+    domain = _spanning_domain(instance, domain) if kind != "pcie" else None
+    group = min(domain, gpus) if domain is not None else g
+    groups = math.ceil(gpus / group)
+    intra_kind, intra_raw = (kind, raw) if group > 1 else (None, None)
+    if group <= 1:
+        missing = []
+    inter_kind: str | None = None
+    inter_raw: float | None = None
+    if groups > 1:
+        fabric = instance.fabric
+        if fabric.technology not in ("infiniband", "roce", "efa", "erdma", "tcpx", "ethernet"):
+            missing.append("fabric technology")
+        else:
+            inter_kind = fabric.technology
+        if fabric.bandwidth_gbits_per_s is None or fabric.bandwidth_gbits_per_s <= 0:
+            missing.append("fabric bandwidth")
+        else:
+            inter_raw = fabric.bandwidth_gbits_per_s / 8 / g
+    return Plan(
+        gpus=gpus,
+        group_gpus=group,
+        groups=groups,
+        intra_kind=intra_kind,
+        intra_raw=intra_raw,
+        inter_kind=inter_kind,
+        inter_raw=inter_raw,
+        missing=tuple(missing),
+    )
+
+
+def effective_bandwidth(
+    kind: str | None, raw: float | None, constants: Constants = DEFAULT_CONSTANTS
+) -> float | None:
+    """GB/s per GPU per direction a collective reaches: raw x the kind's efficiency factor."""
+    if kind is None or raw is None:
+        return None
+    return raw * constants.efficiency[kind]
+
+
+@dataclass(frozen=True)
+class CommTimes:
+    """Seconds each stage takes alone, and the pipelined total; None when unknown."""
+
+    intra_s: float | None
+    inter_s: float | None
+    total_s: float | None
+
+
+def collective_time(
+    size_bytes: float,
+    passes: int,
+    calls: int,
+    the_plan: Plan,
+    constants: Constants = DEFAULT_CONSTANTS,
+) -> CommTimes:
+    """Time of `passes` reduce-scatter/all-gather passes over `size_bytes`, hierarchically.
+
+    intra = passes x ((m-1)/m x S / B_intra + (m-1) x latency_intra)
+    inter = passes x ((D-1)/D x (S/m) / B_inter + (D-1) x latency_inter)
+    total = max(intra, inter) + calls x base latency (zero without communication)
+    """
+    m, d = the_plan.group_gpus, the_plan.groups
+    intra_s: float | None = 0.0
+    inter_s: float | None = 0.0
+    if m > 1:
+        bandwidth = effective_bandwidth(the_plan.intra_kind, the_plan.intra_raw, constants)
+        if bandwidth is None or the_plan.intra_kind is None:
+            intra_s = None
+        else:
+            latency = constants.latency_us[the_plan.intra_kind] * 1e-6
+            per_pass = (m - 1) / m * size_bytes / (bandwidth * GB) + (m - 1) * latency
+            intra_s = passes * per_pass
+    if d > 1:
+        bandwidth = effective_bandwidth(the_plan.inter_kind, the_plan.inter_raw, constants)
+        if bandwidth is None or the_plan.inter_kind is None:
+            inter_s = None
+        else:
+            latency = constants.latency_us[the_plan.inter_kind] * 1e-6
+            per_pass = (d - 1) / d * (size_bytes / m) / (bandwidth * GB) + (d - 1) * latency
+            inter_s = passes * per_pass
+    if intra_s is None or inter_s is None:
+        return CommTimes(intra_s, inter_s, None)
+    base = calls * constants.base_latency_us * 1e-6 if m * d > 1 else 0.0
+    return CommTimes(intra_s, inter_s, max(intra_s, inter_s) + base)
+
+
+def allreduce_busbw(
+    instance: InstanceSpec,
+    nodes: int,
+    size_bytes: float,
+    constants: Constants = DEFAULT_CONSTANTS,
+) -> float | None:
+    """Modelled nccl-tests all_reduce_perf bus bandwidth, GB/s: S / t x 2(G-1)/G."""
+    the_plan = plan(instance, nodes, constants)
+    times = collective_time(size_bytes, passes=2, calls=1, the_plan=the_plan, constants=constants)
+    if times.total_s is None or the_plan.gpus < 2 or times.total_s <= 0:
+        return None
+    g = the_plan.gpus
+    return size_bytes / times.total_s / GB * 2 * (g - 1) / g
+
+
+# --------------------------------------------------------------------------------------------
+# Estimation
+# --------------------------------------------------------------------------------------------
+
+
+def _availability(instance: InstanceSpec, nodes: int) -> str | None:
+    """Why `nodes` nodes cannot be booked self-serve, or None."""
+    if nodes <= 1:
+        return None
+    fabric = instance.fabric
+    if fabric.multi_node is None:
+        return f"{nodes} nodes: self-serve multi-node booking is not stated for this instance"
+    if not fabric.multi_node:
+        return f"{nodes} nodes: no self-serve multi-node booking (one node, or sales only)"
+    if fabric.max_nodes is not None and nodes > fabric.max_nodes:
+        return f"{nodes} nodes: beyond the largest self-serve cluster of {fabric.max_nodes} nodes"
+    return None
+
+
+def _instance_ref(instance: InstanceSpec) -> dict[str, Any]:
+    return {
+        "id": instance.id,
+        "provider": instance.provider,
+        "name": instance.name,
+        "url": instance.url,
+    }
+
+
+def _gib(value_bytes: float) -> float:
+    return value_bytes / GIB
+
+
+def estimate_training(
+    instance: InstanceSpec,
+    job: Job,
+    nodes: int,
+    constants: Constants = DEFAULT_CONSTANTS,
+) -> EstimateResult:
+    """One training row: compute, communication, step, efficiency, cost and memory fit."""
+    the_plan = plan(instance, nodes, constants)
+    missing = list(the_plan.missing)
+    gpus = the_plan.gpus
+    params = job.params
+    size = params * job.bytes_per_param
+    fsdp = job.mode == "train-fsdp"
+    times = collective_time(
+        size,
+        passes=3 if fsdp else 2,
+        calls=3 if fsdp else 1,
+        the_plan=the_plan,
+        constants=constants,
+    )
+
+    compute_s: float | None = None
+    if instance.bf16_dense_tflops is None or instance.bf16_dense_tflops <= 0:
+        missing.append("dense BF16 TFLOPS")
+    else:
+        flops = 6 * params * job.tokens_per_step
+        compute_s = flops / (gpus * instance.bf16_dense_tflops * 1e12 * job.mfu)
+
+    step_s = efficiency = None
+    if compute_s is not None and times.total_s is not None:
+        step_s = compute_s + (1 - job.overlap) * times.total_s
+        efficiency = compute_s / step_s if step_s > 0 else 1.0
+
+    # Memory: weights + gradients at bytes_per_param, Adam state at 12 bytes, per GPU.
+    states = params * (2 * job.bytes_per_param + constants.optimizer_bytes_per_param)
+    per_gpu = states / gpus if fsdp else states
+    limit: float | None = None
+    reasons: list[str] = []
+    if instance.gpu_memory_gib is None:
+        missing.append("GPU memory")
+    else:
+        limit = instance.gpu_memory_gib * GIB * constants.training_memory_fraction
+        if per_gpu > limit:
+            how = "sharded over" if fsdp else "replicated on each of"
+            reasons.append(
+                f"model states need {_gib(per_gpu):,.1f} GiB per GPU ({how} {gpus} "
+                f"GPU{'s' if gpus > 1 else ''}), "
+                f"more than the {_gib(limit):,.1f} GiB left after the activation margin"
+            )
+    unavailable = _availability(instance, nodes)
+    if unavailable:
+        reasons.insert(0, unavailable)
+    fits = not reasons and limit is not None
+
+    cost_hour = cost_step = cost_billion = None
+    if instance.price_per_hour_usd is not None:
+        cost_hour = nodes * instance.price_per_hour_usd
+        if fits and step_s is not None:
+            cost_step = cost_hour * step_s / 3600
+            cost_billion = cost_step / job.tokens_per_step * 1e9
+
+    bottleneck: str | None = None
+    if compute_s is not None and times.total_s is not None:
+        exposed = (1 - job.overlap) * times.total_s
+        if exposed <= compute_s or times.intra_s is None or times.inter_s is None:
+            bottleneck = "compute"
+        else:
+            bottleneck = "inter" if times.inter_s >= times.intra_s else "intra"
+
+    reason = "; ".join(reasons) if reasons else None
+    if not fits and reason is None:
+        reason = "unknown: " + ", ".join(dict.fromkeys(missing))
+    row = EstimateResult(
+        instance=_instance_ref(instance),
+        nodes=nodes,
+        gpus=gpus,
+        fits=fits,
+        reason=reason,
+        compute_s=compute_s,
+        comm_intra_s=times.intra_s,
+        comm_inter_s=times.inter_s,
+        comm_s=times.total_s,
+        step_s=step_s,
+        efficiency=efficiency,
+        cost_per_step_usd=cost_step,
+        cost_per_billion_tokens_usd=cost_billion,
+        cost_per_hour_usd=cost_hour,
+        intra_gbytes_per_s_per_gpu=effective_bandwidth(
+            the_plan.intra_kind, the_plan.intra_raw, constants
+        ),
+        inter_gbytes_per_s_per_gpu=effective_bandwidth(
+            the_plan.inter_kind, the_plan.inter_raw, constants
+        ),
+        intra_link=the_plan.intra_kind,
+        inter_link=the_plan.inter_kind,
+        group_gpus=the_plan.group_gpus,
+        groups=the_plan.groups,
+        bottleneck=bottleneck,
+        memory_per_gpu_gib=_gib(per_gpu),
+        memory_limit_gib=_gib(limit) if limit is not None else None,
+        missing=tuple(dict.fromkeys(missing)),
+        verdict="",
+    )
+    # On its own a row cannot know the other node counts; estimate() refines this verdict.
+    return replace(row, verdict=_training_verdict(row, None, constants.comm_bound_efficiency))
+
+
+def transformer_shape(
+    params: float, hidden_per_layer: int = HIDDEN_PER_LAYER
+) -> tuple[float, float]:
+    """First-order (layers, hidden) of a dense transformer: P = 12 L h^2 with h = 128 L."""
+    layers = (params / (12 * hidden_per_layer**2)) ** (1 / 3)
+    return layers, hidden_per_layer * layers
+
+
+def estimate_inference(
+    instance: InstanceSpec,
+    job: Job,
+    nodes: int,
+    constants: Constants = DEFAULT_CONSTANTS,
+) -> EstimateResult:
+    """One inference row: do weights + KV cache fit one NVLink domain; if not, what TP costs.
+
+    The domain is the NVLink/Infinity Fabric domain (up to its size across the row's nodes when
+    it spans nodes); a PCIe-only node's "domain" is one GPU (tensor parallelism over PCIe works
+    but is slow, so it is reported as not fitting, with its cost), and bridge pairs give 2.
+    """
+    g = instance.gpu_count
+    gpus = nodes * g
+    missing: list[str] = []
+    weights = job.params * job.bytes_per_param
+    kv = job.context_tokens * job.batch * job.kv_bytes_per_token
+    need = weights + kv
+    _, _, domain, link_missing = intra_link(instance, constants)
+    if instance.link.technology in ("nvlink", "infinity-fabric"):
+        spanning = _spanning_domain(instance, domain)
+        if spanning is not None:
+            domain_gpus: int | None = min(spanning, gpus)
+        else:
+            domain_gpus = None if domain is None else min(domain, g)
+    elif instance.link.technology == "none":
+        domain_gpus = 1
+    else:
+        domain_gpus = None
+    if domain_gpus is None:
+        missing.extend(link_missing or ["NVLink domain size"])
+
+    reasons: list[str] = []
+    unavailable = _availability(instance, nodes)
+    if unavailable:
+        reasons.append(unavailable)
+    per_gpu_usable: float | None = None
+    fits_domain = False
+    nodes_needed: int | None = None
+    if instance.gpu_memory_gib is None:
+        missing.append("GPU memory")
+    else:
+        per_gpu_usable = instance.gpu_memory_gib * GIB * constants.inference_memory_fraction
+        nodes_needed = max(1, math.ceil(need / (per_gpu_usable * g)))
+        if domain_gpus is not None:
+            domain_usable = per_gpu_usable * domain_gpus
+            fits_domain = need <= domain_usable
+            if not fits_domain:
+                what = "one GPU (PCIe only)" if domain_gpus == 1 else f"{domain_gpus} GPUs"
+                reasons.append(
+                    f"needs {_gib(need):,.1f} GiB (weights {_gib(weights):,.1f} + KV cache "
+                    f"{_gib(kv):,.1f}); one NVLink domain of {what} holds "
+                    f"{_gib(domain_usable):,.1f} GiB usable; tensor parallel would take "
+                    f"{nodes_needed} node{'s' if nodes_needed > 1 else ''}"
+                )
+    fits = fits_domain and not unavailable and not missing
+
+    tp_comm = tp_fabric = None
+    tp_plan: Plan | None = None
+    if not fits_domain and nodes_needed is not None:
+        tp_plan = plan(instance, nodes_needed, constants)
+        if tp_plan.gpus > 1:
+            layers, hidden = transformer_shape(job.params, constants.hidden_per_layer)
+            message = job.batch * hidden * job.bytes_per_param
+            allreduces = TP_ALLREDUCES_PER_LAYER * layers
+            times = collective_time(message, 2, 1, tp_plan, constants)
+            missing.extend(tp_plan.missing)
+            if times.total_s is not None and times.inter_s is not None:
+                tp_comm = allreduces * times.total_s / job.batch
+                tp_fabric = allreduces * times.inter_s / job.batch
+
+    cost_hour = None
+    if instance.price_per_hour_usd is not None:
+        cost_hour = nodes * instance.price_per_hour_usd
+    reason = "; ".join(reasons) if reasons else None
+    if not fits and reason is None:
+        reason = "unknown: " + ", ".join(dict.fromkeys(missing))
+    row = EstimateResult(
+        instance=_instance_ref(instance),
+        nodes=nodes,
+        gpus=gpus,
+        fits=fits,
+        reason=reason,
+        compute_s=None,
+        comm_intra_s=None,
+        comm_inter_s=None,
+        comm_s=None,
+        step_s=None,
+        efficiency=None,
+        cost_per_step_usd=None,
+        cost_per_billion_tokens_usd=None,
+        cost_per_hour_usd=cost_hour,
+        intra_gbytes_per_s_per_gpu=(
+            effective_bandwidth(tp_plan.intra_kind, tp_plan.intra_raw, constants)
+            if tp_plan
+            else None
+        ),
+        inter_gbytes_per_s_per_gpu=(
+            effective_bandwidth(tp_plan.inter_kind, tp_plan.inter_raw, constants)
+            if tp_plan
+            else None
+        ),
+        intra_link=tp_plan.intra_kind if tp_plan else None,
+        inter_link=tp_plan.inter_kind if tp_plan else None,
+        group_gpus=tp_plan.group_gpus if tp_plan else (domain_gpus or 1),
+        groups=tp_plan.groups if tp_plan else 1,
+        bottleneck=None,
+        memory_per_gpu_gib=_gib(need / domain_gpus) if domain_gpus else None,
+        memory_limit_gib=_gib(per_gpu_usable) if per_gpu_usable is not None else None,
+        missing=tuple(dict.fromkeys(missing)),
+        verdict="",
+        domain_gpus=domain_gpus,
+        needed_gib=_gib(need),
+        nodes_needed=nodes_needed,
+        tp_comm_s_per_token=tp_comm,
+        tp_fabric_s_per_token=tp_fabric,
+    )
+    return replace(row, verdict=_inference_verdict(row))
+
+
+# --------------------------------------------------------------------------------------------
+# Verdicts and ranking
+# --------------------------------------------------------------------------------------------
+
+_KIND_NAMES = {
+    "nvlink": "NVLink",
+    "nvlink-sharp": "NVLink with NVSwitch SHARP",
+    "infinity-fabric": "Infinity Fabric",
+    "pcie": "PCIe",
+    "infiniband": "InfiniBand",
+    "roce": "RoCE",
+    "efa": "EFA",
+    "erdma": "eRDMA",
+    "tcpx": "GPUDirect-TCPX",
+    "ethernet": "Ethernet (TCP)",
+}
+
+
+def _training_verdicts(rows: list[EstimateResult], constants: Constants) -> list[EstimateResult]:
+    """Attach a plain-language verdict to each row of one instance (rows sorted by nodes)."""
+    threshold = constants.comm_bound_efficiency
+    good = [r.nodes for r in rows if r.efficiency is not None and r.efficiency >= threshold]
+    last_good = max(good) if good else None
+    out = []
+    for row in rows:
+        out.append(replace(row, verdict=_training_verdict(row, last_good, threshold)))
+    return out
+
+
+def _stage_phrase(row: EstimateResult) -> str | None:
+    """'the fabric gives 30.0 GB/s per GPU (EFA)' for the slower communication stage."""
+    if row.comm_inter_s and row.comm_intra_s is not None and row.comm_inter_s >= row.comm_intra_s:
+        if row.inter_gbytes_per_s_per_gpu is None:
+            return None
+        name = _KIND_NAMES.get(row.inter_link or "", row.inter_link)
+        return f"the fabric gives {row.inter_gbytes_per_s_per_gpu:,.1f} GB/s per GPU ({name})"
+    if row.comm_intra_s and row.intra_gbytes_per_s_per_gpu is not None:
+        name = _KIND_NAMES.get(row.intra_link or "", row.intra_link)
+        per_node = row.gpus // max(row.nodes, 1)
+        if row.group_gpus > per_node:
+            where = f"the {row.group_gpus}-GPU NVLink domain"
+        else:
+            where = "the node" if row.nodes == 1 else "each node"
+        return f"{name} gives {row.intra_gbytes_per_s_per_gpu:,.1f} GB/s per GPU inside {where}"
+    return None
+
+
+def _training_verdict(row: EstimateResult, last_good: int | None, threshold: float) -> str:
+    if row.efficiency is None:
+        if row.missing:
+            return "cannot estimate: unknown " + ", ".join(row.missing)
+        return f"does not fit ({row.reason})" if row.reason else "no estimate"
+    prefix = "" if row.fits else f"does not fit ({row.reason}); if it did: "
+    stage = _stage_phrase(row)
+    if row.efficiency < threshold:
+        if last_good is not None and last_good < row.nodes:
+            where = f"beyond {last_good} node{'s' if last_good > 1 else ''}"
+        else:
+            where = f"at {row.nodes} node{'s' if row.nodes > 1 else ''}"
+        return prefix + f"communication-bound {where}" + (f": {stage}" if stage else "")
+    if stage is None:
+        return prefix + f"{row.efficiency:.0%} efficient: no communication"
+    return prefix + (
+        f"{row.efficiency:.0%} efficient: communication adds {1 - row.efficiency:.0%} to the "
+        f"step; slowest link: {stage}"
+    )
+
+
+def _inference_verdict(row: EstimateResult) -> str:
+    if row.fits:
+        return (
+            f"fits one NVLink domain of {row.domain_gpus} GPU{'s' if row.domain_gpus != 1 else ''}"
+            f" ({row.needed_gib:,.1f} GiB needed)"
+        )
+    if row.reason and row.reason.startswith("unknown"):
+        return "cannot tell: " + row.reason
+    text = f"does not fit: {row.reason}"
+    if row.tp_fabric_s_per_token is not None and row.inter_link is not None:
+        text += (
+            f"; tensor-parallel traffic over {_KIND_NAMES.get(row.inter_link, row.inter_link)} "
+            f"costs about {row.tp_fabric_s_per_token * 1e3:,.2f} ms per token"
+        )
+    elif row.tp_comm_s_per_token is not None and row.intra_link is not None:
+        text += (
+            f"; tensor-parallel traffic over {_KIND_NAMES.get(row.intra_link, row.intra_link)} "
+            f"costs about {row.tp_comm_s_per_token * 1e3:,.2f} ms per token"
+        )
+    return text
+
+
+def _sort_key(row: EstimateResult) -> tuple[Any, ...]:
+    cost = row.cost_per_billion_tokens_usd
+    if row.step_s is None and row.cost_per_hour_usd is not None and row.fits:
+        cost = row.cost_per_hour_usd  # inference: the cheapest node count that fits
+    return (
+        cost is None,
+        cost if cost is not None else 0.0,
+        not row.fits,
+        row.step_s if row.step_s is not None else math.inf,
+        str(row.instance["id"]),
+        row.nodes,
+    )
+
+
+def assumptions(job: Job, constants: Constants = DEFAULT_CONSTANTS) -> dict[str, Any]:
+    """Echo every parameter and constant the estimate used, for the page and the API."""
+    return {
+        "params_b": job.params_b,
+        "mode": job.mode,
+        "bytes_per_param": job.bytes_per_param,
+        "tokens_per_step": job.tokens_per_step,
+        "nodes": list(job.nodes),
+        "mfu": job.mfu,
+        "overlap": job.overlap,
+        "context_tokens": job.context_tokens,
+        "batch": job.batch,
+        "kv_bytes_per_token": job.kv_bytes_per_token,
+        "efficiency_factors": dict(constants.efficiency),
+        "uncalibrated_factors": dict(UNCALIBRATED_KINDS),
+        "latency_us_per_step": dict(constants.latency_us),
+        "base_latency_us_per_collective": constants.base_latency_us,
+        "pcie_gbytes_per_s_per_direction": {
+            str(k): v for k, v in constants.pcie_gbytes_per_s.items()
+        },
+        "optimizer_bytes_per_param": constants.optimizer_bytes_per_param,
+        "training_memory_fraction": constants.training_memory_fraction,
+        "inference_memory_fraction": constants.inference_memory_fraction,
+        "hidden_per_layer": constants.hidden_per_layer,
+        "tp_allreduces_per_layer": TP_ALLREDUCES_PER_LAYER,
+        "comm_bound_efficiency": constants.comm_bound_efficiency,
+        "formulas": list(FORMULAS),
+    }
+
+
+def estimate(
+    instances: Iterable[InstanceSpec],
+    job: Job,
+    constants: Constants = DEFAULT_CONSTANTS,
+) -> Estimate:
+    """Estimate every (instance, node count) and rank: cheapest per billion tokens first.
+
+    Training rows sort by cost_per_billion_tokens_usd ascending, rows without a cost (no price,
+    does not fit, unknown data) last; inference rows sort fitting rows by hourly cost.
+    """
+    results: list[EstimateResult] = []
+    for instance in instances:
+        if job.is_training:
+            rows = [estimate_training(instance, job, n, constants) for n in job.nodes]
+            results.extend(_training_verdicts(rows, constants))
+        else:
+            results.extend(estimate_inference(instance, job, n, constants) for n in job.nodes)
+    results.sort(key=_sort_key)
+    return Estimate(results=tuple(results), assumptions=assumptions(job, constants))

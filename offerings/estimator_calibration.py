@@ -1,0 +1,388 @@
+"""Published nccl-tests results the estimator's efficiency factors are fitted to.
+
+Each CalibrationPoint records where a result was published, the configuration it ran (GPUs per
+node, nodes, link and fabric as the estimator describes them, message size) and the bus bandwidth
+it reported. `model_busbw` runs the estimator's own all-reduce model at that configuration and
+converts the time to busbw the way nccl-tests does (busbw = S / t x 2(G-1)/G, nccl-tests
+doc/PERFORMANCE.md), so a factor is fitted "through the model", not by dividing two numbers.
+
+`fit_efficiency()` fits one factor per link kind, least squares on log(modelled / published):
+intra-node kinds first (their points have one node), then the fabrics (whose points also cross
+NVLink, with the intra factors just fitted). The defaults in `offerings.estimator.EFFICIENCY` are
+this fit rounded to two decimals; tests/test_estimator.py re-runs it and compares.
+
+Message size: factors are fitted to 1 GiB results (one transformer block's FSDP all-gather for
+10-100B models is 0.4-2 GB); results at other sizes are kept as out-of-sample checks
+(`fitted=False`) and reported with their errors. The model has no size dependence beyond the
+per-step latency, so it under-predicts larger messages (up to ~30% on EFA at 8 GiB).
+
+Selection: results from vendors' own repositories and maintainers' threads first, then public
+user reports whose configuration is fully stated. Left out on purpose: runs their authors reported
+as broken (NVIDIA/nccl#2409 RoCE, NVIDIA/nccl#527 multi-node EFA v1 "slow bus bandwidth") and
+runs with NCCL_ALGO forced to something a training job would not use, except where noted.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+
+from offerings.estimator import (
+    DEFAULT_CONSTANTS,
+    Constants,
+    FabricSpec,
+    GpuLinkSpec,
+    InstanceSpec,
+    allreduce_busbw,
+)
+
+GIB = 2**30
+
+_NO_FABRIC = FabricSpec(technology="unknown")
+
+
+def _node(
+    gpus: int,
+    link: GpuLinkSpec,
+    fabric: FabricSpec = _NO_FABRIC,
+    pcie_generation: int | None = None,
+) -> InstanceSpec:
+    return InstanceSpec(
+        id="calibration",
+        name="calibration",
+        gpu_count=gpus,
+        gpu_memory_gib=None,
+        bf16_dense_tflops=None,
+        pcie_generation=pcie_generation,
+        link=link,
+        fabric=fabric,
+    )
+
+
+_A100_HGX = GpuLinkSpec("nvlink", "nvswitch", 3, 8, 600)
+_H100_HGX = GpuLinkSpec("nvlink", "nvswitch", 4, 8, 900)
+_GB200_NVL72 = GpuLinkSpec("nvlink", "nvswitch", 5, 72, 1800)
+_MI300X = GpuLinkSpec("infinity-fabric", "mesh", None, 8, 896)
+_V100_SXM2 = GpuLinkSpec("nvlink", "hybrid-cube-mesh", 2, 8, 300)
+_NONE = GpuLinkSpec("none")
+
+
+@dataclass(frozen=True)
+class CalibrationPoint:
+    """One published all_reduce_perf (or equivalent) result and the configuration it ran."""
+
+    key: str
+    kind: str  # the efficiency factor this point fits
+    source_url: str
+    configuration: str
+    instance: InstanceSpec
+    nodes: int
+    message_bytes: int
+    published_busbw_gbytes_per_s: float
+    ring_only: bool = False  # NCCL_ALGO=Ring in the test: no in-switch reduction (NVLS)
+    fitted: bool = True  # False: an out-of-sample check, reported but not fitted to
+    note: str = ""
+
+
+CALIBRATION_POINTS: tuple[CalibrationPoint, ...] = (
+    # --- NVLink rings (no in-switch reduction) -----------------------------------------------
+    *(
+        CalibrationPoint(
+            key=f"azure-nd-a100-v4-1x8-{label}",
+            kind="nvlink",
+            source_url="https://github.com/Azure/AI-benchmarking-guide/blob/3bb66cacc25632d8ece36bc1d5128c5ea886a60b/Azure_Results/ND_A100_v4_results.md",
+            configuration="Azure ND A100 v4: 1 VM, 8 x A100 SXM4 80GB, NVLink 3 via NVSwitch; "
+            f"NCCL 2.18.5, AllReduce in-place, {label}",
+            instance=_node(8, _A100_HGX),
+            nodes=1,
+            message_bytes=size,
+            published_busbw_gbytes_per_s=busbw,
+            fitted=fitted,
+            note="A100 has no NVLink SHARP, so this is a ring whatever the page header says.",
+        )
+        for label, size, busbw, fitted in (
+            ("1 GiB", GIB, 228.10, True),
+            ("8 GiB", 8 * GIB, 231.58, False),
+        )
+    ),
+    CalibrationPoint(
+        key="aws-p4d-1x8",
+        kind="nvlink",
+        source_url="https://github.com/NVIDIA/nccl/issues/527",
+        configuration="AWS p4d.24xlarge: 1 node, 8 x A100 SXM4 40GB, NVLink 3 via NVSwitch; "
+        "NCCL 2.9.9, all_reduce_perf, 1 GiB",
+        instance=_node(8, _A100_HGX),
+        nodes=1,
+        message_bytes=1 * GIB,
+        published_busbw_gbytes_per_s=230.77,
+    ),
+    *(
+        CalibrationPoint(
+            key=f"azure-nd-gb200-v6-1x4-ring-{label}",
+            kind="nvlink",
+            source_url="https://github.com/Azure/AI-benchmarking-guide/blob/2a370be6de9586d365feed77e014a73f25198f4d/Azure_Results/ND_GB200_v6_results.md",
+            configuration="Azure ND GB200 v6: 1 VM, 4 x GB200 of an NVL72 rack, NVLink 5; "
+            f"NCCL 2.25.1, AllReduce Ring algorithm, in-place, {label}",
+            instance=_node(4, _GB200_NVL72),
+            nodes=1,
+            message_bytes=size,
+            published_busbw_gbytes_per_s=busbw,
+            ring_only=True,
+            fitted=fitted,
+        )
+        for label, size, busbw, fitted in (
+            ("1 GiB", GIB, 646.87, True),
+            ("8 GiB", 8 * GIB, 679.61, False),
+        )
+    ),
+    # --- NVLink with NVSwitch SHARP (NVLS) ----------------------------------------------------
+    *(
+        CalibrationPoint(
+            key=f"azure-nd-h100-v5-1x8-{label}",
+            kind="nvlink-sharp",
+            source_url="https://github.com/Azure/AI-benchmarking-guide/blob/f350e7e65b82cfcb9220b32b582bc34342d9c1a6/Azure%20Results/ND_H100_v5_results.md",
+            configuration="Azure ND H100 v5: 1 VM, 8 x H100 SXM 80GB, NVLink 4 via NVSwitch; "
+            f"NCCL 2.18.5, AllReduce NVLS algorithm, in-place, {label}",
+            instance=_node(8, _H100_HGX),
+            nodes=1,
+            message_bytes=size,
+            published_busbw_gbytes_per_s=busbw,
+            fitted=fitted,
+            note="NVIDIA/nccl-tests#212 (sjeaugey): with NVLink SHARP 8 GPUs reach ~480 GB/s "
+            "busbw; without it (NCCL_ALGO=RING) ~370 GB/s, 80% of the 450 GB/s line rate.",
+        )
+        for label, size, busbw, fitted in (
+            ("1 GiB", GIB, 466.35, True),
+            ("8 GiB", 8 * GIB, 478.87, False),
+        )
+    ),
+    CalibrationPoint(
+        key="h200-1x8-nccl-tests-272",
+        kind="nvlink-sharp",
+        source_url="https://github.com/NVIDIA/nccl-tests/issues/272",
+        configuration="8 x H200 on NVLink 4 (one server); NCCL 2.20.3, all_reduce_perf -b 64k "
+        "-e 4G, peak busbw",
+        instance=_node(8, _H100_HGX),
+        nodes=1,
+        message_bytes=4 * GIB,
+        published_busbw_gbytes_per_s=475.0,
+        fitted=False,
+    ),
+    # --- Infinity Fabric ------------------------------------------------------------------------
+    CalibrationPoint(
+        key="mi300x-1x8",
+        kind="infinity-fabric",
+        source_url="https://github.com/stas00/ml-engineering/blob/master/network/README.md#peer-to-peer-bandwidth",
+        configuration="8 x MI300X (Infinity Fabric mesh, 7 x 64 GB/s per direction per GPU); "
+        "all_reduce_bench.py (torch.distributed over RCCL), 4 GB payload",
+        instance=_node(8, _MI300X),
+        nodes=1,
+        message_bytes=4 * GIB,
+        published_busbw_gbytes_per_s=312.912,
+        note="Not nccl-tests: a torch benchmark reporting busbw with nccl-tests' formula. The "
+        "only Infinity Fabric result found.",
+    ),
+    # --- PCIe -----------------------------------------------------------------------------------
+    CalibrationPoint(
+        key="rtx5090-1x8-pcie5",
+        kind="pcie",
+        source_url="https://github.com/NVIDIA/nccl/issues/1639",
+        configuration="8 x RTX 5090 on PCIe 5.0 (one server, 2 x Xeon 8480+); all_reduce_perf "
+        "-b 1g -e 8g -g 8, max busbw",
+        instance=_node(8, _NONE, pcie_generation=5),
+        nodes=1,
+        message_bytes=8 * GIB,
+        published_busbw_gbytes_per_s=28.0,
+        note="sjeaugey in the thread: on PCI systems the CPU and memory decide; 28 GB/s with 8 "
+        "GPUs is good. Consumer GPUs: data-center PCIe nodes may do somewhat better.",
+    ),
+    CalibrationPoint(
+        key="rtx5090-1x4-pcie5",
+        kind="pcie",
+        source_url="https://github.com/NVIDIA/nccl/issues/1639",
+        configuration="4 x RTX 5090 on PCIe 5.0 (same server); all_reduce_perf, max busbw",
+        instance=_node(4, _NONE, pcie_generation=5),
+        nodes=1,
+        message_bytes=8 * GIB,
+        published_busbw_gbytes_per_s=35.0,
+    ),
+    # --- AWS EFA (p5.48xlarge: 8 x H100, 32 x 100 Gb/s EFA v2 = 3,200 Gb/s) -------------------
+    *(
+        CalibrationPoint(
+            key=f"aws-p5-{nodes}x8-efa-{label}",
+            kind="efa",
+            source_url="https://github.com/crazyguitar/aws-gpu-communication-benchmark/blob/4fdb5a4fab8b2e173e2c7e87d9faddd9f54ddfea/data/nccl_all_reduce.csv",
+            configuration=f"AWS ml.p5.48xlarge (SageMaker HyperPod): {nodes} nodes x 8 H100, "
+            "EFA 32 x 100 Gb/s; all_reduce_perf -b 32M -e 8192M with the aws-ofi-nccl tuner, "
+            f"out-of-place, {label}",
+            instance=_node(8, _H100_HGX, FabricSpec("efa", 3200, True, None)),
+            nodes=nodes,
+            message_bytes=size,
+            published_busbw_gbytes_per_s=busbw,
+            fitted=size == GIB,
+            note="Launch configuration: k8s/nccl_all_reduce_perf.yaml in the same repository.",
+        )
+        for label, size, table in (
+            ("1 GiB", GIB, ((2, 435.14), (4, 280.30), (8, 274.47), (16, 269.23), (32, 220.08))),
+            ("8 GiB", 8 * GIB, ((2, 477.71), (4, 356.99), (8, 355.36), (16, 356.27), (32, 321.10))),
+        )
+        for nodes, busbw in table
+    ),
+    # --- InfiniBand -----------------------------------------------------------------------------
+    *(
+        CalibrationPoint(
+            key=f"coreweave-h200-2x8-ib-{label}",
+            kind="infiniband",
+            source_url="https://docs.skypilot.co/en/latest/examples/performance/coreweave_infiniband.html",
+            configuration=f"CoreWeave (SkyPilot example): 2 nodes x 8 H200, InfiniBand; "
+            f"all_reduce_perf out-of-place, {label}",
+            instance=_node(8, _H100_HGX, FabricSpec("infiniband", 3200, True, None)),
+            nodes=2,
+            message_bytes=size,
+            published_busbw_gbytes_per_s=busbw,
+            fitted=size == GIB,
+            note="8 x 400 Gb/s NDR per node is CoreWeave's HGX reference design, not stated on "
+            "the page (interconnect_facts.md marks it unverified). Two-node runs only.",
+        )
+        for label, size, busbw in (("512 MiB", GIB // 2, 421.59), ("1 GiB", GIB, 455.85))
+    ),
+    # --- GPUDirect-TCPX(O) ----------------------------------------------------------------------
+    *(
+        CalibrationPoint(
+            key=f"gcp-a3-mega-2x8-tcpxo-{label}",
+            kind="tcpx",
+            source_url="https://github.com/lessizzmore/create-a3mega-ztan-fork/blob/02dd8f455c43ced1cf442ef29334bda97149264b/ztan-NCCL-test-result",
+            configuration=f"GCP a3-megagpu-8g: 2 nodes x 8 H100, GPUDirect-TCPXO 8 x 200 Gb/s; "
+            f"all_reduce_perf -b 8 -e 8G, out-of-place, {label}",
+            instance=_node(8, _H100_HGX, FabricSpec("tcpx", 1600, True, None)),
+            nodes=2,
+            message_bytes=size,
+            published_busbw_gbytes_per_s=busbw,
+            fitted=size == GIB,
+            note="Machine type from the repository's name (an A3 Mega cluster recipe) and the "
+            "H100 80GB HBM3 ranks, 8 per host.",
+        )
+        for label, size, busbw in (("1 GiB", GIB, 297.86), ("8 GiB", 8 * GIB, 338.82))
+    ),
+    # --- Plain Ethernet (NCCL socket transport) -------------------------------------------------
+    CalibrationPoint(
+        key="tcp-100g-4x8-v100",
+        kind="ethernet",
+        source_url="https://github.com/NVIDIA/nccl/issues/450",
+        configuration="4 nodes x 8 V100-32G, 100 Gb/s TCP network; nccl-tests all_reduce 8M-128M, "
+        "'best performance (bus-bw) between 4~6 GB/s': the midpoint, 5 GB/s, at 128 MiB",
+        instance=_node(8, _V100_SXM2, FabricSpec("ethernet", 100, True, None)),
+        nodes=4,
+        message_bytes=128 * 2**20,
+        published_busbw_gbytes_per_s=5.0,
+        note="Intra-node link not stated; modelled as V100 SXM2 hybrid cube-mesh (it does not "
+        "bind: the 100 Gb/s network does).",
+    ),
+    CalibrationPoint(
+        key="tcp-32g-2x1-v100",
+        kind="ethernet",
+        source_url="https://github.com/NVIDIA/nccl/issues/209",
+        configuration="2 nodes x 1 V100 over 32 Gb/s TCP; all_reduce_perf -b 1G -e 1G: 'not ... "
+        "more than 60% of wire speed', i.e. 0.6 x 4 GB/s = 2.4 GB/s busbw (n = 2: busbw = algbw)",
+        instance=_node(1, _NONE, FabricSpec("ethernet", 32, True, None), pcie_generation=3),
+        nodes=2,
+        message_bytes=GIB,
+        published_busbw_gbytes_per_s=2.4,
+        note="A stated ratio, not a table value.",
+    ),
+)
+
+INTRA_KINDS = ("nvlink", "nvlink-sharp", "infinity-fabric", "pcie")
+INTER_KINDS = ("infiniband", "efa", "tcpx", "ethernet")
+
+
+def _constants_for(point: CalibrationPoint, constants: Constants) -> Constants:
+    if point.ring_only:
+        return constants.with_efficiency(nvlink_sharp=constants.efficiency["nvlink"])
+    return constants
+
+
+def model_busbw(point: CalibrationPoint, constants: Constants = DEFAULT_CONSTANTS) -> float:
+    """The estimator's all-reduce bus bandwidth at the point's own configuration, GB/s."""
+    busbw = allreduce_busbw(
+        point.instance, point.nodes, point.message_bytes, _constants_for(point, constants)
+    )
+    if busbw is None:
+        raise ValueError(f"calibration point {point.key} is missing model inputs")
+    return busbw
+
+
+def _loss(points: Sequence[CalibrationPoint], constants: Constants) -> float:
+    return sum(
+        math.log(model_busbw(p, constants) / p.published_busbw_gbytes_per_s) ** 2 for p in points
+    )
+
+
+def fit_factor(
+    kind: str,
+    points: Iterable[CalibrationPoint] = CALIBRATION_POINTS,
+    constants: Constants = DEFAULT_CONSTANTS,
+) -> float:
+    """The factor for `kind` minimising the squared log error of its points (to 0.0005)."""
+    mine = [p for p in points if p.kind == kind and p.fitted]
+    if not mine:
+        raise ValueError(f"no calibration points for {kind}")
+    best, best_loss = 1.0, math.inf
+    for step in range(100, 3001):  # 0.05 .. 1.5
+        factor = step * 0.0005
+        loss = _loss(mine, constants.with_efficiency(**{kind.replace("-", "_"): factor}))
+        if loss < best_loss:
+            best, best_loss = factor, loss
+    return best
+
+
+def fit_efficiency(
+    points: Sequence[CalibrationPoint] = CALIBRATION_POINTS,
+    constants: Constants = DEFAULT_CONSTANTS,
+) -> dict[str, float]:
+    """Fit every calibrated kind (intra first, then fabrics); copy the uncalibrated ones."""
+    fitted = dict(constants.efficiency)
+    current = constants
+    for kind in (*INTRA_KINDS, *INTER_KINDS):
+        fitted[kind] = fit_factor(kind, points, current)
+        current = replace(current, efficiency=dict(fitted))
+    # UNCALIBRATED_KINDS: RoCE as InfiniBand, eRDMA as RoCE (reasons stated there).
+    fitted["roce"] = fitted["infiniband"]
+    fitted["erdma"] = fitted["roce"]
+    return fitted
+
+
+@dataclass(frozen=True)
+class CalibrationRow:
+    """Published vs modelled bus bandwidth for one point, with the relative error."""
+
+    key: str
+    kind: str
+    configuration: str
+    source_url: str
+    published_busbw_gbytes_per_s: float
+    model_busbw_gbytes_per_s: float
+
+    @property
+    def error(self) -> float:
+        """(model - published) / published."""
+        return self.model_busbw_gbytes_per_s / self.published_busbw_gbytes_per_s - 1
+
+
+def calibration_report(
+    points: Sequence[CalibrationPoint] = CALIBRATION_POINTS,
+    constants: Constants = DEFAULT_CONSTANTS,
+) -> list[CalibrationRow]:
+    """Every point with the model's busbw under `constants`, for tests and the page."""
+    return [
+        CalibrationRow(
+            key=p.key,
+            kind=p.kind,
+            configuration=p.configuration,
+            source_url=p.source_url,
+            published_busbw_gbytes_per_s=p.published_busbw_gbytes_per_s,
+            model_busbw_gbytes_per_s=model_busbw(p, constants),
+        )
+        for p in points
+    ]
