@@ -23,8 +23,10 @@ Model, in short (see FORMULAS for the exact text shown on the page):
   intra reduce-scatter + inter ring all-reduce 2(D-1)/D x (S/m) / B_inter + intra all-gather.
 * NCCL pipelines the stages (chunks flow through NVLink and the NIC at the same time), so a
   collective takes as long as its slowest stage: comm = max(intra, inter). Adding them instead
-  cannot reproduce published results: on 2 x 8 H200 with InfiniBand the NVLink stage alone,
-  added to any network time, already exceeds the measured all-reduce time (see the calibration).
+  cannot reproduce published results: for the 1 GiB all-reduce on 2 x 8 H200 over InfiniBand
+  (4.42 ms measured, calibration point coreweave-h200-2x8-ib-1 GiB) the calibrated NVLink stage
+  takes 4.02 ms, leaving 0.38 ms for the fabric stage, which would need about 15 times the
+  InfiniBand line rate.
 """
 
 from __future__ import annotations

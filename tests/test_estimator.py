@@ -18,6 +18,7 @@ from offerings.estimator import (
     GpuLinkSpec,
     InstanceSpec,
     Job,
+    collective_time,
     estimate,
     estimate_inference,
     estimate_training,
@@ -462,6 +463,19 @@ def test_published_nccl_tests_results_are_reproduced_within_the_stated_error(row
         assert abs(row.error) <= (0.40 if point.kind == "ethernet" else 0.25)
     else:
         assert -0.35 <= row.error <= 0.10
+
+
+def test_adding_the_stages_instead_of_pipelining_them_cannot_match_a_published_result() -> None:
+    point = next(p for p in CALIBRATION_POINTS if p.key == "coreweave-h200-2x8-ib-1 GiB")
+    # all_reduce_perf: algbw = busbw / (2 x 15/16) = 455.85 / 1.875 = 243.12 GB/s, so
+    # t = 1 GiB / 243.12 GB/s = 4.4165 ms.
+    measured_s = point.message_bytes / (455.85 / 1.875 * 1e9)
+    at_line_rate = DEFAULT_CONSTANTS.with_efficiency(infiniband=1.0)
+    times = collective_time(point.message_bytes, 2, 1, plan(point.instance, 2), at_line_rate)
+    # Even with InfiniBand at its full line rate, NVLink stage + fabric stage is too slow ...
+    assert times.intra_s + times.inter_s > measured_s
+    # ... while the slower stage alone (the model) leaves room for the measured time.
+    assert times.total_s < measured_s
 
 
 @pytest.mark.parametrize(
