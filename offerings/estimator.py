@@ -115,6 +115,23 @@ LATENCY_US: dict[str, float] = {
 #: Base latency of one collective call, microseconds (same file: baseLat, Ring/Simple = 8.4).
 BASE_LATENCY_US = 8.4
 
+#: The same for small messages (inference tensor parallelism all-reduces kilobytes per token):
+#: NCCL then uses the LL protocol, Ring/LL in the same table: NVLink 0.47, PCI 1.0, NET 2.7 us
+#: per step, base 3.6 us.
+LATENCY_LL_US: dict[str, float] = {
+    "nvlink": 0.47,
+    "nvlink-sharp": 0.47,
+    "infinity-fabric": 0.47,
+    "pcie": 1.0,
+    "infiniband": 2.7,
+    "roce": 2.7,
+    "efa": 2.7,
+    "erdma": 2.7,
+    "tcpx": 2.7,
+    "ethernet": 2.7,
+}
+BASE_LATENCY_LL_US = 3.6
+
 #: Memory model, bytes per parameter besides the weights and gradients (which take
 #: bytes_per_param each): Adam in mixed precision keeps an fp32 master copy and two fp32 moments,
 #: 4 + 4 + 4 = 12 bytes (ZeRO, Rajbhandari et al. 2020, section 3.1: "K = 12" for mixed-precision
@@ -170,7 +187,8 @@ FORMULAS: tuple[str, ...] = (
     "inference: weights (P x bytes_per_param) + KV cache (context_tokens x batch x "
     "kv_bytes_per_token) must fit in 90% of the memory of one NVLink domain",
     "inference tensor-parallel traffic: layers = (P / (12 x 128^2))^(1/3), hidden = 128 x "
-    "layers; per decode step 2 x layers all-reduces of batch x hidden x bytes_per_param",
+    "layers; per decode step 2 x layers all-reduces of batch x hidden x bytes_per_param, at "
+    "NCCL's small-message (LL) latencies; per token = per step / batch",
 )
 
 
@@ -181,6 +199,8 @@ class Constants:
     efficiency: Mapping[str, float] = field(default_factory=lambda: dict(EFFICIENCY))
     latency_us: Mapping[str, float] = field(default_factory=lambda: dict(LATENCY_US))
     base_latency_us: float = BASE_LATENCY_US
+    latency_ll_us: Mapping[str, float] = field(default_factory=lambda: dict(LATENCY_LL_US))
+    base_latency_ll_us: float = BASE_LATENCY_LL_US
     pcie_gbytes_per_s: Mapping[int, float] = field(default_factory=lambda: dict(PCIE_GBYTES_PER_S))
     optimizer_bytes_per_param: float = OPTIMIZER_BYTES_PER_PARAM
     training_memory_fraction: float = TRAINING_MEMORY_FRACTION
@@ -612,14 +632,18 @@ def collective_time(
     calls: int,
     the_plan: Plan,
     constants: Constants = DEFAULT_CONSTANTS,
+    small_messages: bool = False,
 ) -> CommTimes:
     """Time of `passes` reduce-scatter/all-gather passes over `size_bytes`, hierarchically.
 
     intra = passes x ((m-1)/m x S / B_intra + (m-1) x latency_intra)
     inter = passes x ((D-1)/D x (S/m) / B_inter + (D-1) x latency_inter)
     total = max(intra, inter) + calls x base latency (zero without communication)
+    Latencies are NCCL's Simple-protocol figures, or its LL ones with `small_messages`.
     """
     m, d = the_plan.group_gpus, the_plan.groups
+    step_latency = constants.latency_ll_us if small_messages else constants.latency_us
+    base_latency = constants.base_latency_ll_us if small_messages else constants.base_latency_us
     intra_s: float | None = 0.0
     inter_s: float | None = 0.0
     if m > 1:
@@ -627,7 +651,7 @@ def collective_time(
         if bandwidth is None or the_plan.intra_kind is None:
             intra_s = None
         else:
-            latency = constants.latency_us[the_plan.intra_kind] * 1e-6
+            latency = step_latency[the_plan.intra_kind] * 1e-6
             per_pass = (m - 1) / m * size_bytes / (bandwidth * GB) + (m - 1) * latency
             intra_s = passes * per_pass
     if d > 1:
@@ -635,12 +659,12 @@ def collective_time(
         if bandwidth is None or the_plan.inter_kind is None:
             inter_s = None
         else:
-            latency = constants.latency_us[the_plan.inter_kind] * 1e-6
+            latency = step_latency[the_plan.inter_kind] * 1e-6
             per_pass = (d - 1) / d * (size_bytes / m) / (bandwidth * GB) + (d - 1) * latency
             inter_s = passes * per_pass
     if intra_s is None or inter_s is None:
         return CommTimes(intra_s, inter_s, None)
-    base = calls * constants.base_latency_us * 1e-6 if m * d > 1 else 0.0
+    base = calls * base_latency * 1e-6 if m * d > 1 else 0.0
     return CommTimes(intra_s, inter_s, max(intra_s, inter_s) + base)
 
 
@@ -825,6 +849,7 @@ def estimate_inference(
     kv = job.context_tokens * job.batch * job.kv_bytes_per_token
     need = weights + kv
     _, _, domain, link_missing = intra_link(instance, constants)
+    spanning: int | None = None
     if instance.link.technology in ("nvlink", "infinity-fabric"):
         spanning = _spanning_domain(instance, domain)
         if spanning is not None:
@@ -854,10 +879,16 @@ def estimate_inference(
             domain_usable = per_gpu_usable * domain_gpus
             fits_domain = need <= domain_usable
             if not fits_domain:
-                what = "one GPU (PCIe only)" if domain_gpus == 1 else f"{domain_gpus} GPUs"
+                if domain_gpus == 1:
+                    what = "one NVLink domain of one GPU (PCIe only)"
+                elif spanning is not None and domain_gpus < spanning:
+                    what = f"the {domain_gpus} GPUs booked of its {spanning}-GPU NVLink domain"
+                else:
+                    what = f"one NVLink domain of {domain_gpus} GPUs"
+                verb = "holds" if what.startswith("one") else "hold"
                 reasons.append(
                     f"needs {_gib(need):,.1f} GiB (weights {_gib(weights):,.1f} + KV cache "
-                    f"{_gib(kv):,.1f}); one NVLink domain of {what} holds "
+                    f"{_gib(kv):,.1f}); {what} {verb} "
                     f"{_gib(domain_usable):,.1f} GiB usable; tensor parallel would take "
                     f"{nodes_needed} node{'s' if nodes_needed > 1 else ''}"
                 )
@@ -871,7 +902,7 @@ def estimate_inference(
             layers, hidden = transformer_shape(job.params, constants.hidden_per_layer)
             message = job.batch * hidden * job.bytes_per_param
             allreduces = TP_ALLREDUCES_PER_LAYER * layers
-            times = collective_time(message, 2, 1, tp_plan, constants)
+            times = collective_time(message, 2, 1, tp_plan, constants, small_messages=True)
             missing.extend(tp_plan.missing)
             if times.total_s is not None and times.inter_s is not None:
                 tp_comm = allreduces * times.total_s / job.batch
@@ -1047,6 +1078,8 @@ def assumptions(job: Job, constants: Constants = DEFAULT_CONSTANTS) -> dict[str,
         "uncalibrated_factors": dict(UNCALIBRATED_KINDS),
         "latency_us_per_step": dict(constants.latency_us),
         "base_latency_us_per_collective": constants.base_latency_us,
+        "latency_us_per_step_small_messages": dict(constants.latency_ll_us),
+        "base_latency_us_per_collective_small_messages": constants.base_latency_ll_us,
         "pcie_gbytes_per_s_per_direction": {
             str(k): v for k, v in constants.pcie_gbytes_per_s.items()
         },

@@ -139,6 +139,28 @@ def test_inference_need_is_weights_plus_kv_cache() -> None:
     assert row.tp_fabric_s_per_token is None
 
 
+def test_tensor_parallel_cost_per_token_matches_hand_arithmetic() -> None:
+    constants = DEFAULT_CONSTANTS.with_efficiency(infiniband=0.5)
+    # P = 12 x 128^2 x L^3 with L = 40: 196,608 x 64,000 = 12,582,912,000 parameters.
+    job = Job(params_b=12.582912, mode="inference", context_tokens=4096, batch=1)
+    one_gpu = make(
+        gpus=1, link=NO_LINK, memory_gib=16, fabric=FabricSpec("infiniband", 400, True, None)
+    )
+    row = estimate_inference(one_gpu, job, nodes=1, constants=constants)
+    # need = 12,582,912,000 x 2 B + 4096 x 327,680 B = 25,165,824,000 + 1,342,177,280 B
+    #      = 26,508,001,280 B = 24.688 GiB; one GPU holds 16 x 0.9 = 14.4 GiB -> 2 nodes.
+    assert row.needed_gib == pytest.approx(26_508_001_280 / GIB)
+    assert not row.fits
+    assert row.nodes_needed == 2
+    # Layers 40, hidden 128 x 40 = 5120; message = 1 x 5120 x 2 B = 10,240 B.
+    # m = 1, D = 2; B_inter = 400 / 8 / 1 x 0.5 = 25 GB/s; LL latencies: NET 2.7 us, base 3.6.
+    # pass = 1/2 x 10,240 / 25e9 + 1 x 2.7e-6 = 2.048e-7 + 2.7e-6 = 2.9048e-6 s
+    # all-reduce = 2 passes = 5.8096e-6 s (+ 3.6e-6 base = 9.4096e-6 s)
+    # per token = 2 all-reduces x 40 layers = 80 x ...
+    assert row.tp_fabric_s_per_token == pytest.approx(80 * 5.8096e-6, rel=1e-9)
+    assert row.tp_comm_s_per_token == pytest.approx(80 * 9.4096e-6, rel=1e-9)
+
+
 # ------------------------------------------------------------------------------------------
 # Limiting cases
 # ------------------------------------------------------------------------------------------
