@@ -832,3 +832,64 @@ class SkuReview(models.Model):
 
     def __str__(self) -> str:
         return f"{self.provider.slug}: {self.sku}"
+
+
+class CorrectionStatus(models.TextChoices):
+    NEW = "new", "New"
+    ACCEPTED = "accepted", "Accepted (catalog corrected)"
+    REJECTED = "rejected", "Rejected"
+
+
+class CorrectionTopic(models.TextChoices):
+    SPECS = "specs", "GPUs, vCPUs, memory"
+    NVLINK = "nvlink", "GPU-to-GPU link (NVLink)"
+    FABRIC = "fabric", "Inter-node fabric"
+    MULTI_NODE = "multi-node", "Multi-node availability"
+    PRICE = "price", "Prices"
+    OTHER = "other", "Something else"
+
+
+class CorrectionReport(models.Model):
+    """A reader's report that a listed fact is wrong, waiting in the curators' review queue."""
+
+    Status = CorrectionStatus
+    Topic = CorrectionTopic
+
+    instance = models.ForeignKey(
+        InstanceType, on_delete=models.CASCADE, related_name="correction_reports"
+    )
+    topic = models.CharField(max_length=12, choices=CorrectionTopic.choices)
+    message = models.TextField(max_length=2000, help_text="What is wrong, in the reader's words.")
+    source_url = models.URLField(max_length=500, help_text="Where the right figure is stated.")
+    status = models.CharField(
+        max_length=10, choices=CorrectionStatus.choices, default=CorrectionStatus.NEW
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+    curator_note = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["status", "-created_at"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(topic__in=CorrectionTopic.values),
+                name="correction_topic_valid",
+                violation_error_message="Choose one of the listed topics.",
+            ),
+            models.CheckConstraint(
+                condition=Q(status__in=CorrectionStatus.values),
+                name="correction_status_valid",
+                violation_error_message="Unknown status.",
+            ),
+            models.CheckConstraint(
+                condition=~Q(message=""),
+                name="correction_has_message",
+                violation_error_message="Say what is wrong.",
+            ),
+        ]
+        indexes = [
+            # The review queue: new reports first, newest first.
+            models.Index(fields=["status", "-created_at"], name="correction_queue_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.instance}: {self.get_topic_display()} ({self.status})"
