@@ -35,7 +35,7 @@ import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any, Literal
+from typing import Any
 
 # --------------------------------------------------------------------------------------------
 # Constants (each with its source)
@@ -48,20 +48,11 @@ from typing import Any, Literal
 #: unidirectional), https://github.com/stas00/ml-engineering/blob/master/network/README.md#pcie
 PCIE_GBYTES_PER_S: dict[int, float] = {3: 15.75, 4: 31.5, 5: 63.0, 6: 121.0}
 
-IntraKind = Literal["nvlink", "nvlink-sharp", "infinity-fabric", "pcie"]
-InterKind = Literal["infiniband", "roce", "efa", "erdma", "tcpx", "ethernet"]
-LINK_KINDS: tuple[str, ...] = (
-    "nvlink",
-    "nvlink-sharp",
-    "infinity-fabric",
-    "pcie",
-    "infiniband",
-    "roce",
-    "efa",
-    "erdma",
-    "tcpx",
-    "ethernet",
-)
+#: Link kinds with an efficiency factor: inside a group, and between groups (the fabrics: the
+#: contract's fabric technology values other than "unknown").
+GROUP_LINK_KINDS: tuple[str, ...] = ("nvlink", "nvlink-sharp", "infinity-fabric", "pcie")
+FABRIC_KINDS: tuple[str, ...] = ("infiniband", "roce", "efa", "erdma", "tcpx", "ethernet")
+LINK_KINDS: tuple[str, ...] = (*GROUP_LINK_KINDS, *FABRIC_KINDS)
 
 #: Efficiency factor per link kind: bus bandwidth collectives reach / raw per-direction figure.
 #: Fitted by `offerings.estimator_calibration.fit_efficiency` (least squares on log busbw) to the
@@ -588,7 +579,7 @@ def plan(instance: InstanceSpec, nodes: int, constants: Constants = DEFAULT_CONS
     inter_raw: float | None = None
     if groups > 1:
         fabric = instance.fabric
-        if fabric.technology not in ("infiniband", "roce", "efa", "erdma", "tcpx", "ethernet"):
+        if fabric.technology not in FABRIC_KINDS:
             missing.append("fabric technology")
         else:
             inter_kind = fabric.technology
