@@ -406,21 +406,28 @@ def _rejection(row, reason: str) -> dict:
 def _prepare(provider: Provider, batch: ScrapeBatch, rates: RateBook, now) -> _Prepared:
     """Map rows to curated instance types, price them in USD and refuse what is implausible."""
     prepared = _Prepared()
-    instances = {
-        slug: (pk, gpu_count)
-        for slug, pk, gpu_count in InstanceType.objects.filter(provider=provider).values_list(
-            "slug", "pk", "gpu_count"
-        )
+    rows = InstanceType.objects.filter(provider=provider).values_list("slug", "pk", "gpu_count")
+    instances = {slug: (pk, gpu_count) for slug, pk, gpu_count in rows}
+    by_id = {pk: slug for slug, (pk, _) in instances.items()}
+    # A curator's mapping in the review queue wins over the scraper's own table.
+    curated_mapping = {
+        sku: by_id[target]
+        for sku, target in SkuReview.objects.filter(
+            provider=provider, status=SkuReview.Status.MAPPED
+        ).values_list("sku", "mapped_to")
+        if target in by_id
     }
     for row in batch.rejected:
         prepared.rejected.append(row.model_dump(exclude={"instance_slug"}))
-        if row.instance_slug in instances and row.region and row.kind:
-            key = (instances[row.instance_slug][0], row.region, row.kind, row.term_months)
+        slug = curated_mapping.get(row.sku, row.instance_slug)
+        if slug in instances and row.region and row.kind:
+            key = (instances[slug][0], row.region, row.kind, row.term_months)
             prepared.protected.add(key)
     conflicts: set[tuple] = set()
     for row in batch.offers:
-        if row.instance_slug is None or row.instance_slug not in instances:
-            note = {} if row.instance_slug is None else {"mapped_slug_missing": row.instance_slug}
+        slug = curated_mapping.get(row.sku, row.instance_slug)
+        if slug is None or slug not in instances:
+            note = {} if slug is None else {"no_curated_instance_type": slug}
             entry = prepared.review.setdefault(row.sku, {**row.parsed, **note, "prices": []})
             entry["prices"].append(
                 {
@@ -432,7 +439,7 @@ def _prepare(provider: Provider, batch: ScrapeBatch, rates: RateBook, now) -> _P
                 }
             )
             continue
-        instance_id, gpu_count = instances[row.instance_slug]
+        instance_id, gpu_count = instances[slug]
         key = (instance_id, row.region, row.kind, row.term_months)
         hourly = row.price_per_hour.quantize(GPU_HOUR_PLACES, rounding=ROUND_HALF_EVEN)
         try:

@@ -10,7 +10,7 @@ from django.conf import settings
 
 from offerings.schemas import ScrapeBatch
 from providers.base import ScrapeContext
-from providers.scrapers import azure
+from providers.scrapers import aws, azure
 
 
 @dataclass(frozen=True)
@@ -33,7 +33,10 @@ class Scraper:
 
 SCRAPERS: dict[str, Scraper] = {
     scraper.slug: scraper
-    for scraper in (Scraper("azure", azure.fetch, regions_setting="AZURE_PRICE_REGIONS"),)
+    for scraper in (
+        Scraper("aws", aws.fetch, regions_setting="AWS_PRICE_REGIONS"),
+        Scraper("azure", azure.fetch, regions_setting="AZURE_PRICE_REGIONS"),
+    )
 }
 
 # Old or alternative names accepted wherever a provider slug is (CONTRACT.md).

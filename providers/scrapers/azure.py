@@ -17,7 +17,7 @@ from urllib.parse import urlencode
 import httpx
 from pydantic import ValidationError
 
-from offerings.schemas import RejectedRow, ScrapeBatch, ScrapedOffer
+from offerings.schemas import RejectedRow, ScrapeBatch, ScrapedOffer, instance_slug
 from providers.base import (
     JsonNumber,
     ProviderModel,
@@ -42,8 +42,9 @@ MAX_PAGES_PER_REGION = 200
 HOURS_PER_MONTH = Decimal(730)
 RESERVATION_MONTHS = {"1 Year": 12, "3 Years": 36, "5 Years": 60}
 
-# Price-list SKU name -> curated instance slug (fixtures/providers/azure.toml). Explicit on
-# purpose: a size missing here goes to the review queue instead of being guessed.
+# Price-list SKU name -> curated instance slug (fixtures/providers/azure.toml). A name not
+# listed maps by the contract's slug rule (Standard_ND96isr_H100_v5 -> standard-nd96isr-h100-v5);
+# when no curated type has that slug the SKU goes to the review queue, never guessed further.
 INSTANCE_SLUGS = {
     "Standard_ND96isr_H100_v5": "standard-nd96isr-h100-v5",
     "Standard_ND96amsr_A100_v4": "standard-nd96amsr-a100-v4",
@@ -51,7 +52,17 @@ INSTANCE_SLUGS = {
     "Standard_ND96asr_v4": "standard-nd96asr-a100-v4",
     "Standard_ND96asr_A100_v4": "standard-nd96asr-a100-v4",
     "Standard_ND96isr_MI300X_v5": "standard-nd96isr-mi300x-v5",
+    "Standard_NC48ads_A100_v4": "standard-nc48ads-a100-v4",
+    "Standard_NC96ads_A100_v4": "standard-nc96ads-a100-v4",
+    "Standard_NC80adis_H100_v5": "standard-nc80adis-h100-v5",
+    "Standard_ND40rs_v2": "standard-nd40rs-v2",
 }
+
+
+def mapped_slug(sku: str) -> str:
+    """The curated instance slug a price-list SKU name stands for."""
+    return INSTANCE_SLUGS.get(sku) or instance_slug(sku)
+
 
 # Size-name pattern -> GPU slug, for what the review queue shows (API_NOTES: the price API has
 # no GPU fields; model and memory come from the size name). First match wins.
@@ -214,7 +225,7 @@ def _guess_rejected(raw: dict, region: str, reason: str) -> RejectedRow:
     return RejectedRow(
         sku=sku or str(raw.get("skuName", ""))[:200],
         reason=reason,
-        instance_slug=INSTANCE_SLUGS.get(sku),
+        instance_slug=mapped_slug(sku) if sku else None,
         region=item_region if isinstance(item_region, str) and item_region else region,
         kind=kind,
         term_months=term,
@@ -247,7 +258,7 @@ def parse_item(raw: dict, region: str) -> ScrapedOffer | RejectedRow | None:
     try:
         return ScrapedOffer(
             sku=item.armSkuName,
-            instance_slug=INSTANCE_SLUGS.get(item.armSkuName),
+            instance_slug=mapped_slug(item.armSkuName),
             region=item.armRegionName,
             region_name=item.location,
             geo=REGION_GEO.get(item.armRegionName, ""),

@@ -11,8 +11,9 @@ from django.conf import settings
 from django.core.management import call_command
 from django.test import override_settings
 
-from offerings.models import Offer, PriceObservation, Region, ScrapeRun, SkuReview
+from offerings.models import InstanceType, Offer, PriceObservation, Region, ScrapeRun, SkuReview
 from offerings.schemas import RejectedRow, ScrapedOffer, instance_slug
+from providers.base import ScrapeContext
 from providers.scrapers import azure
 from tests.providers.conftest import replay_command
 
@@ -112,9 +113,9 @@ def test_a_missing_field_is_rejected_naming_the_field():
     assert (rejected.kind, rejected.instance_slug) == ("on-demand", "standard-nd96isr-h100-v5")
 
 
-def test_an_unmapped_size_keeps_what_was_parsed_for_the_review_queue():
+def test_a_size_not_in_the_table_maps_by_the_contract_slug_rule_and_keeps_what_was_parsed():
     offer = azure.parse_item(item(armSkuName="Standard_ND96isr_H200_v5"), "eastus")
-    assert offer.instance_slug is None
+    assert offer.instance_slug == "standard-nd96isr-h200-v5"
     assert offer.parsed["gpu"] == "h200-sxm"
 
 
@@ -174,34 +175,46 @@ def azure_defaults():
 
 
 @pytest.mark.usefixtures("catalog", "azure_defaults")
-def test_the_azure_recording_ingests_exact_prices():
+def test_the_azure_recording_ingests_exact_prices(replay):
+    # What the recording holds: 69 rows (the Windows meter is skipped, not counted), split into
+    # SKUs with a curated instance type (offers) and the rest (review queue).
+    batch = azure.fetch(replay("azure"), ScrapeContext(now=None))
+    curated = set(
+        InstanceType.objects.filter(provider__slug="azure").values_list("slug", flat=True)
+    )
+    mapped = [o for o in batch.offers if o.instance_slug in curated]
+    unmapped = {o.sku for o in batch.offers if o.instance_slug not in curated}
+    assert len(batch.offers) == 69
+    assert len(mapped) >= 15
+
     output = replay_command("azure", "azure")
     run = ScrapeRun.objects.get(provider__slug="azure")
     assert run.status == "succeeded", run.error_messages
     assert "succeeded" in output
-    offers = Offer.objects.filter(instance__provider__slug="azure", is_active=True)
-    assert offers.count() == 15
+    offers = Offer.objects.filter(instance__provider__slug="azure", origin="scraper")
+    assert offers.filter(is_active=True).count() == len(mapped)
     for slug, region, kind, price, per_gpu in EXPECTED:
         offer = offers.get(instance__slug=slug, region__code=region, kind=kind)
         assert offer.price_per_hour == Decimal(price)
         assert offer.price_per_gpu_hour_usd == Decimal(per_gpu)
-        assert offer.origin == "scraper"
         assert offer.currency == "USD"
-    # 69 rows: 15 curated offers (3 of them already in fixtures at the same price) and 54 rows
-    # of sizes with no curated instance type; the Windows meter is skipped, not counted.
-    assert (run.fetched, run.created, run.updated, run.unchanged) == (69, 12, 3, 0)
-    assert (run.rejected, run.retired, run.errors) == (0, 0, 0)
+    assert run.fetched == 69
+    assert run.created + run.updated == len(mapped)
+    assert (run.unchanged, run.rejected, run.retired, run.errors) == (0, 0, 0, 0)
     westus = Region.objects.get(provider__slug="azure", code="westus")
     assert (westus.name, westus.geo) == ("US West", "na")
-    assert SkuReview.objects.filter(provider__slug="azure").count() == 12
-    review = SkuReview.objects.get(sku="Standard_NC80adis_H100_v5")
-    assert review.parsed["gpu"] == "h100-nvl"
-    assert len(review.parsed["prices"]) == 4
+    assert set(SkuReview.objects.filter(provider__slug="azure").values_list("sku", flat=True)) == (
+        unmapped
+    )
+    review = SkuReview.objects.get(sku="Standard_NC24ads_A100_v4")
+    assert review.parsed["gpu"] == "a100-pcie-80gb"
+    assert len(review.parsed["prices"]) == 12
 
 
 @pytest.mark.usefixtures("catalog", "azure_defaults")
 def test_a_second_replay_of_the_azure_recording_writes_nothing():
     replay_command("azure", "azure")
+    first = ScrapeRun.objects.get(provider__slug="azure")
     before = {
         o.pk: (o.price_per_hour, o.price_per_gpu_hour_usd, o.available, o.is_active)
         for o in Offer.objects.all()
@@ -210,7 +223,8 @@ def test_a_second_replay_of_the_azure_recording_writes_nothing():
     seen = dict(Offer.objects.values_list("pk", "last_seen_at"))
     replay_command("azure", "azure")
     run = ScrapeRun.objects.filter(provider__slug="azure").latest()
-    assert (run.status, run.created, run.updated, run.unchanged) == ("succeeded", 0, 0, 15)
+    assert (run.status, run.created, run.updated) == ("succeeded", 0, 0)
+    assert run.unchanged == first.created + first.updated
     assert PriceObservation.objects.count() == history
     after = {
         o.pk: (o.price_per_hour, o.price_per_gpu_hour_usd, o.available, o.is_active)
@@ -219,13 +233,11 @@ def test_a_second_replay_of_the_azure_recording_writes_nothing():
     assert after == before
     advanced = Offer.objects.filter(instance__provider__slug="azure", origin="scraper")
     assert all(o.last_seen_at > seen[o.pk] for o in advanced)
-    assert SkuReview.objects.get(sku="Standard_NC80adis_H100_v5").times_seen == 2
+    assert SkuReview.objects.get(sku="Standard_NC24ads_A100_v4").times_seen == 2
 
 
 @pytest.mark.usefixtures("catalog", "azure_defaults")
 def test_the_azure_recording_pages_through_next_page_link(replay, sleeps):
-    from providers.base import ScrapeContext
-
     client = replay("azure")
     batch = azure.fetch(client, ScrapeContext(now=None))
     assert len(batch.offers) == 69

@@ -115,7 +115,7 @@ def test_a_sku_mapping_to_no_curated_instance_type_goes_to_the_review_queue(prov
     review = SkuReview.objects.get(sku="hgx.h300.8x")
     assert (review.status, review.parsed["gpu"], review.times_seen) == ("new", "h300", 1)
     assert review.parsed["prices"][0]["price_per_hour"] == "80.00"
-    assert SkuReview.objects.get(sku="gone.8x").parsed["mapped_slug_missing"] == "gone-8x"
+    assert SkuReview.objects.get(sku="gone.8x").parsed["no_curated_instance_type"] == "gone-8x"
     run_with(provider, row(), unknown, missing)
     assert SkuReview.objects.get(sku="hgx.h300.8x").times_seen == 2
 
@@ -297,3 +297,19 @@ def test_the_upsert_is_set_based_its_query_count_does_not_grow_with_rows(provide
         return len(ctx.captured_queries)
 
     assert queries_for(3) == queries_for(60)
+
+
+def test_a_curator_mapping_in_the_review_queue_routes_the_sku_to_its_instance(provider, instance):
+    SkuReview.objects.create(
+        provider=provider, sku="hgx.8x.v2", status="mapped", mapped_to=instance
+    )
+    run = run_with(provider, row(sku="hgx.8x.v2", instance_slug=None))
+    assert run.created == 1
+    assert Offer.objects.get().instance == instance
+
+
+def test_an_ignored_sku_stays_ignored_when_seen_again(provider, instance):
+    SkuReview.objects.create(provider=provider, sku="t4.1x", status="ignored")
+    run_with(provider, row(), row(sku="t4.1x", instance_slug=None))
+    review = SkuReview.objects.get(sku="t4.1x")
+    assert (review.status, review.times_seen) == ("ignored", 2)
