@@ -10,7 +10,7 @@ from django.conf import settings
 
 from offerings.schemas import ScrapeBatch
 from providers.base import ScrapeContext
-from providers.scrapers import aws, azure
+from providers.scrapers import aws, azure, lambda_
 
 
 @dataclass(frozen=True)
@@ -36,6 +36,7 @@ SCRAPERS: dict[str, Scraper] = {
     for scraper in (
         Scraper("aws", aws.fetch, regions_setting="AWS_PRICE_REGIONS"),
         Scraper("azure", azure.fetch, regions_setting="AZURE_PRICE_REGIONS"),
+        Scraper("lambda", lambda_.fetch, api_key_setting="LAMBDA_API_KEY"),
     )
 }
 
