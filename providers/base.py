@@ -75,6 +75,20 @@ def unknown_keys(item: Mapping, known: Iterable[str]) -> set[str]:
     return set(item) - set(known)
 
 
+class JsonObject(dict):
+    """A decoded JSON object that remembers keys the document repeated (json keeps the last)."""
+
+    duplicates: tuple[str, ...] = ()
+
+
+def _object(pairs: list[tuple[str, Any]]) -> JsonObject:
+    obj = JsonObject(pairs)
+    if len(obj) != len(pairs):
+        seen: set[str] = set()
+        obj.duplicates = tuple(k for k, _ in pairs if k in seen or seen.add(k))
+    return obj
+
+
 def read_json(response: httpx.Response, what: str) -> Any:
     """Decode a JSON answer (numbers as Decimal), failing clearly on errors and HTML pages."""
     response.read()
@@ -90,7 +104,7 @@ def read_json(response: httpx.Response, what: str) -> Any:
             f"(HTTP {response.status_code}): {snippet(response.content)}"
         )
     try:
-        return json.loads(response.content, parse_float=Decimal)
+        return json.loads(response.content, parse_float=Decimal, object_pairs_hook=_object)
     except ValueError as exc:
         raise ScrapeError(
             f"{what}: response from {response.request.url} is not valid JSON ({exc}); "

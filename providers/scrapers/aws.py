@@ -206,18 +206,18 @@ class _RegionParse:
         try:
             product = AwsProduct.model_validate(raw)
         except ValidationError as exc:
-            name = (
-                raw.get("attributes", {}).get("instanceType", "") if isinstance(raw, dict) else ""
-            )
-            if isinstance(name, str) and (name in INSTANCE_SLUGS or gpu_slug_for(name)):
-                self.rejected.append(
-                    RejectedRow(
-                        sku=name,
-                        reason=f"product {sku}: {describe_error(exc)}",
-                        instance_slug=mapped_slug(name),
-                        region=self.region,
-                    )
+            attrs = raw.get("attributes") if isinstance(raw, dict) else None
+            name = attrs.get("instanceType") if isinstance(attrs, dict) else None
+            name = name if isinstance(name, str) else ""
+            self.rejected.append(
+                RejectedRow(
+                    sku=name or sku,
+                    reason=f"product {sku}: {describe_error(exc)}",
+                    instance_slug=mapped_slug(name) if name else None,
+                    region=self.region,
+                    kind="on-demand" if name else "",
                 )
+            )
             return
         attrs = product.attributes
         if product.productFamily not in COMPUTE_FAMILIES:
@@ -225,6 +225,11 @@ class _RegionParse:
         if any(attrs.get(name) != value for name, value in WANTED.items()):
             return
         name = attrs.get("instanceType", "")
+        if not name:
+            self.rejected.append(
+                RejectedRow(sku=product.sku, reason=f"product {sku} has no instanceType")
+            )
+            return
         gpus = attrs.get("gpu", "0")
         gpu_count = int(gpus) if gpus.isdigit() else 0
         if name not in INSTANCE_SLUGS and gpu_count < 2:

@@ -175,8 +175,15 @@ def fetch(client: httpx.Client, ctx: ScrapeContext) -> ScrapeBatch:
     ctx.progress("lambda: instance types")
     offers: list[ScrapedOffer] = []
     rejected: list[RejectedRow] = []
-    for key, raw in _get_instance_types(client, ctx).items():
-        result = parse_item(key, raw, regions)
+    types = _get_instance_types(client, ctx)
+    duplicated = set(getattr(types, "duplicates", ()))
+    for key, raw in types.items():
+        if key in duplicated:
+            # The answer lists this type more than once: trust neither copy.
+            reason = "instance type listed more than once in the answer; stored prices kept"
+            result = RejectedRow(sku=key, reason=reason, instance_slug=mapped_slug(key))
+        else:
+            result = parse_item(key, raw, regions)
         if isinstance(result, RejectedRow):
             # An unreadable type keeps its stored prices in every region.
             rejected += [

@@ -6,8 +6,12 @@ from pathlib import Path
 
 import httpx
 import pytest
+from django.conf import settings
 from django.core.management import call_command
 
+from offerings import services
+from offerings.management.commands.load_catalog import read_fixture
+from offerings.schemas import ExchangeRateCatalog, GpuCatalog, ProviderCatalog
 from providers.http import make_client
 from providers.replay import ReplayTransport
 
@@ -43,10 +47,26 @@ def replay(sleeps):
         assert transport.unused() == [], f"{transport.manifest}: entries never requested"
 
 
+SCRAPED_PROVIDERS = ("aws", "azure", "lambda")
+
+
+def load_scraped_providers() -> None:
+    """The curated catalog of the providers with scrapers, as `load_catalog` loads it."""
+    fixtures = Path(settings.BASE_DIR) / "fixtures"
+    services.load_catalog(
+        read_fixture(fixtures / "gpus.toml", GpuCatalog).gpus,
+        read_fixture(fixtures / "exchange_rates.toml", ExchangeRateCatalog).rates,
+        [
+            read_fixture(fixtures / "providers" / f"{slug}.toml", ProviderCatalog)
+            for slug in SCRAPED_PROVIDERS
+        ],
+    )
+
+
 @pytest.fixture
 def catalog(db):
-    """The curated catalog from fixtures/, as `make run` loads it."""
-    call_command("load_catalog", verbosity=0)
+    """The curated catalog of the scraped providers, from fixtures/."""
+    load_scraped_providers()
 
 
 def replay_command(path: Path | str, *providers: str, **settings_kwargs) -> str:
