@@ -6,6 +6,7 @@ parsed strictly: a bad value stops start-up with an error that names the variabl
 """
 
 import os
+import re
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -287,6 +288,16 @@ WHITENOISE_AUTOREFRESH = DEBUG or TESTING
 PRICE_STALE_AFTER_HOURS = env_int("PRICE_STALE_AFTER_HOURS", 72, minimum=1)
 # A scraper run returning fewer offers than this share of the last good run is rejected whole.
 REFRESH_MIN_ROW_RATIO = env_decimal("REFRESH_MIN_ROW_RATIO", "0.8", minimum=0, maximum=1)
+
+# Rate limits (django-ratelimit, counted in the cache: Redis with REDIS_URL, else local memory).
+# Off in the test settings; the tests of the limits switch them on.
+RATELIMIT_ENABLE = env_bool("RATELIMIT_ENABLE", not TESTING)
+RATELIMIT_USE_CACHE = "default"
+CORRECTION_RATE = env_str("CORRECTION_RATE", "5/h")
+if not re.fullmatch(r"\d+/\d*[smhd]", CORRECTION_RATE):
+    raise ImproperlyConfigured(
+        f"CORRECTION_RATE must look like 5/h or 20/10m, got {CORRECTION_RATE!r}"
+    )
 
 # Provider scrapers (refresh_prices). A provider whose API key is unset is skipped.
 LAMBDA_API_KEY = env_str("LAMBDA_API_KEY", "")

@@ -4,13 +4,14 @@ from django.conf.urls.i18n import i18n_patterns
 from django.contrib import admin
 from django.urls import include, path
 
-from offerings import views
+from offerings import feeds, views
 
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("healthz", views.healthz, name="healthz"),
     path("api/instances", views.api_instances, name="api-instances"),
     path("api/openapi.json", views.api_openapi, name="api-openapi"),
+    path("feeds/price-changes/", feeds.price_changes, name="feed-price-changes"),
 ]
 
 urlpatterns += i18n_patterns(

@@ -23,6 +23,7 @@ from django.utils import timezone
 from django.utils.html import format_html
 
 from offerings.models import (
+    CorrectionReport,
     ExchangeRate,
     Fabric,
     GpuLink,
@@ -782,3 +783,35 @@ class SkuReviewAdmin(admin.ModelAdmin):
         self.message_user(
             request, f"Ignored {count} {model_ngettext(self.opts, count)}.", messages.SUCCESS
         )
+
+
+@admin.register(CorrectionReport)
+class CorrectionReportAdmin(admin.ModelAdmin):
+    """Readers' reports: the curator checks the source, fixes the listing, closes the report."""
+
+    list_display = ["created_at", "instance", "topic", "status", "source_link"]
+    list_filter = ["status", "topic", "instance__provider"]
+    search_fields = ["message", "source_url", "instance__name", "instance__provider__slug"]
+    list_select_related = ["instance__provider"]
+    date_hierarchy = "created_at"
+    fields = ["instance", "topic", "message", "source_url", "created_at", "status", "curator_note"]
+    readonly_fields = ["instance", "topic", "message", "source_url", "created_at"]
+    actions = ["mark_accepted", "mark_rejected"]
+
+    def has_add_permission(self, request) -> bool:
+        return False  # reports come from readers through the detail page
+
+    @admin.display(description="source")
+    def source_link(self, obj: CorrectionReport) -> str:
+        # A reader's URL: shown as text, never as a live link into the admin.
+        return obj.source_url[:80]
+
+    @admin.action(description="Mark selected reports accepted")
+    def mark_accepted(self, request: HttpRequest, queryset: QuerySet) -> None:
+        count = queryset.update(status=CorrectionReport.Status.ACCEPTED)
+        self.message_user(request, f"Accepted {count} report(s).", messages.SUCCESS)
+
+    @admin.action(description="Mark selected reports rejected")
+    def mark_rejected(self, request: HttpRequest, queryset: QuerySet) -> None:
+        count = queryset.update(status=CorrectionReport.Status.REJECTED)
+        self.message_user(request, f"Rejected {count} report(s).", messages.SUCCESS)

@@ -323,3 +323,48 @@ def parse_listing_query(
         for name, messages in filterset.form.errors.items():
             errors.setdefault(name, []).extend(str(message) for message in messages)
     return ListingQuery(filterset=filterset, errors=errors)
+
+
+def parse_instance_ids(
+    value: str, queryset: QuerySet | None = None, minimum: int = 1, maximum: int = 1000
+) -> tuple[list[InstanceType], list[str]]:
+    """Resolve `ids` (comma-separated; each an id or `provider/slug`) to visible instances.
+
+    Returns the instances in the order given and the error messages, if any.
+    """
+    if queryset is None:
+        queryset = InstanceType.objects.for_listing()
+    tokens = [token.strip() for token in value.split(",") if token.strip()]
+    if "\x00" in value:
+        return [], ["Null characters are not allowed."]
+    if len(dict.fromkeys(tokens)) != len(tokens):
+        return [], ["Each instance may be given once."]
+    if not minimum <= len(tokens) <= maximum:
+        return [], [f"Give between {minimum} and {maximum} instances, separated by commas."]
+    numeric = [int(t) for t in tokens if t.isdigit() and len(t) < 19]
+    pairs = []
+    for token in tokens:
+        if "/" in token:
+            provider, _, slug = token.partition("/")
+            pairs.append((PROVIDER_ALIASES.get(provider, provider), slug))
+    condition = Q(pk__in=numeric)
+    for provider, slug in pairs:
+        condition |= Q(provider__slug=provider, slug=slug)
+    found = list(queryset.filter(condition)) if numeric or pairs else []
+    by_key: dict[str, InstanceType] = {}
+    for row in found:
+        by_key[str(row.pk)] = row
+        by_key[f"{row.provider.slug}/{row.slug}"] = row
+    resolved, unknown = [], []
+    for token in tokens:
+        provider, sep, slug = token.partition("/")
+        key = f"{PROVIDER_ALIASES.get(provider, provider)}/{slug}" if sep else token
+        if key in by_key:
+            resolved.append(by_key[key])
+        else:
+            unknown.append(token)
+    if unknown:
+        return [], [f"Unknown instance: {', '.join(unknown[:5])}."]
+    if len({row.pk for row in resolved}) != len(resolved):
+        return [], ["Each instance may be given once."]
+    return resolved, []

@@ -269,6 +269,14 @@ class GpuModel(Curated):
     def __str__(self) -> str:
         return self.name
 
+    @property
+    def short_name(self) -> str:
+        """The name without the vendor, for tight table cells (`H100 SXM5 80GB`)."""
+        for prefix in ("NVIDIA ", "AMD Instinct ", "AMD ", "Intel "):
+            if self.name.startswith(prefix):
+                return self.name[len(prefix) :]
+        return self.name
+
 
 # -- instance types ------------------------------------------------------------------------------
 

@@ -7,4 +7,12 @@ app_name = "offerings"
 urlpatterns = [
     path("", views.instance_list, name="instance-list"),
     path("instances/<slug:provider>/<slug:slug>/", views.instance_detail, name="instance-detail"),
+    path(
+        "instances/<slug:provider>/<slug:slug>/report/",
+        views.report_correction,
+        name="instance-report",
+    ),
+    path("compare/", views.compare, name="compare"),
+    path("gpus/<slug:slug>/", views.gpu_detail, name="gpu-detail"),
+    path("providers/<slug:slug>/", views.provider_detail, name="provider-detail"),
 ]

@@ -7,15 +7,25 @@ import json
 from django.conf import settings
 from django.core.paginator import Paginator
 from django.db import connection
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 from django.views.decorators.cache import never_cache
-from django.views.decorators.http import require_safe
+from django.views.decorators.http import require_POST, require_safe
 from django.views.decorators.vary import vary_on_headers
+from django_ratelimit.decorators import ratelimit
 
 from offerings import openapi
-from offerings.filters import PROVIDER_ALIASES, ListingQuery, parse_listing_query
+from offerings.diagrams import price_history_svg, topology_svg
+from offerings.filters import (
+    PROVIDER_ALIASES,
+    ListingQuery,
+    parse_instance_ids,
+    parse_listing_query,
+)
+from offerings.forms import CorrectionForm
 from offerings.listing import (
     RateTable,
     attach_row_offers,
@@ -23,7 +33,7 @@ from offerings.listing import (
     serialize_instance,
     with_display_prices,
 )
-from offerings.models import InstanceType
+from offerings.models import GpuModel, InstanceType, LinkTechnology, Provider, ScrapeRun
 from offerings.presets import PRESETS
 
 
@@ -73,9 +83,19 @@ def instance_list(request: HttpRequest) -> HttpResponse:
     for name, messages in listing.errors.items():
         if name in form.fields and name not in form.errors:
             form.add_error(name, messages)
+    compare_ids = [int(v) for v in request.GET.getlist("compare") if v.isdigit() and len(v) < 19]
+    compare_ids = list(dict.fromkeys(compare_ids))
+    filters_only = request.GET.copy()
+    filters_only.pop("compare", None)
+    filters_only.pop("page", None)
+    compare_query = QueryDict(mutable=True)
+    compare_query["ids"] = ",".join(map(str, compare_ids))
+    compare_query["from"] = filters_only.urlencode()
     context = {
         "form": form,
         "errors": listing.errors,
+        "compare_ids": compare_ids,
+        "compare_url": f"{reverse('offerings:compare')}?{compare_query.urlencode()}",
         "page": page,
         "rows": rows,
         "currency": currency,
@@ -125,21 +145,224 @@ def api_openapi(request: HttpRequest) -> JsonResponse:
     return JsonResponse(openapi.document(request.build_absolute_uri("/")))
 
 
+def _detail_context(instance: InstanceType, form: CorrectionForm | None = None) -> dict:
+    """Everything the detail page shows: facts, diagrams, price history, similar rows."""
+    rates = RateTable()
+    now = timezone.now()
+    offers = instance.current_offers
+    charted = next((o for o in offers if o.kind == "on-demand"), offers[0] if offers else None)
+    chart = None
+    if charted is not None:
+        points = [(o.observed_at, o.price_per_hour) for o in charted.history.all()]
+        chart = price_history_svg(points, charted.currency, now)
+    similar = parse_listing_query(
+        QueryDict(f"gpu={instance.gpu.slug}&gpu_count_min={instance.gpu_count}")
+    ).filterset.qs.exclude(pk=instance.pk)[:5]
+    return {
+        "instance": instance,
+        "rates": rates,
+        "now": now,
+        "topology": topology_svg(instance),
+        "chart": chart,
+        "charted": charted,
+        "similar": with_display_prices(attach_row_offers(similar), rates, "USD"),
+        "form": form or CorrectionForm(),
+        "stale_hours": settings.PRICE_STALE_AFTER_HOURS,
+    }
+
+
+def _visible_instance(provider: str, slug: str) -> InstanceType:
+    rows = attach_row_offers(
+        InstanceType.objects.for_listing().filter(provider__slug=provider, slug=slug)
+    )
+    if not rows:
+        raise Http404("No such instance type")
+    return rows[0]
+
+
 @require_safe
 def instance_detail(request: HttpRequest, provider: str, slug: str) -> HttpResponse:
     """One instance type with every fact and its source."""
     if provider in PROVIDER_ALIASES:
         canonical = {"provider": PROVIDER_ALIASES[provider], "slug": slug}
         return redirect("offerings:instance-detail", permanent=True, **canonical)
-    instance = get_object_or_404(
-        InstanceType.objects.for_listing(), provider__slug=provider, slug=slug
-    )
-    rows = attach_row_offers([instance])
+    instance = _visible_instance(provider, slug)
+    context = _detail_context(instance) | {"reported": request.GET.get("reported") == "1"}
+    return render(request, "offerings/instance_detail.html", context)
+
+
+@require_POST
+@ratelimit(key="ip", rate=lambda group, request: settings.CORRECTION_RATE, block=False)
+def report_correction(request: HttpRequest, provider: str, slug: str) -> HttpResponse:
+    """Take a reader's correction into the review queue; nothing is sent anywhere."""
+    instance = _visible_instance(PROVIDER_ALIASES.get(provider, provider), slug)
+    if getattr(request, "limited", False):
+        context = _detail_context(instance) | {"limited": True}
+        return render(request, "offerings/instance_detail.html", context, status=429)
+    form = CorrectionForm(request.POST)
+    if not form.is_valid():
+        context = _detail_context(instance, form)
+        return render(request, "offerings/instance_detail.html", context, status=400)
+    report = form.save(commit=False)
+    report.instance = instance
+    report.save()
+    url = reverse("offerings:instance-detail", kwargs={"provider": provider, "slug": slug})
+    return redirect(f"{url}?reported=1#report")
+
+
+COMPARE_ROWS = [
+    # (label, explanation, value getter)
+    (_("Provider"), "", lambda r: r.provider.name),
+    (_("GPUs"), "", lambda r: f"{r.gpu_count} × {r.gpu.name}"),
+    (_("GPU memory per instance (GiB)"), "", lambda r: r.gpu_count * r.gpu.memory_gib),
+    (_("vCPUs"), "", lambda r: r.vcpus),
+    (_("RAM (GiB)"), "", lambda r: r.ram_gib),
+    (
+        _("GPU-to-GPU link"),
+        _("NVLink or Infinity Fabric moves data between GPUs of one node without PCIe."),
+        lambda r: r.gpu_link.get_technology_display(),
+    ),
+    (
+        _("Topology"),
+        _("NVSwitch links every GPU to every other; bridges only join pairs."),
+        lambda r: r.gpu_link.get_topology_display() if r.gpu_link.topology else None,
+    ),
+    (
+        _("GPUs per NVLink domain"),
+        _("How many GPUs share one NVLink domain; 72 on a GB200 NVL72 rack."),
+        lambda r: r.gpu_link.domain_size,
+    ),
+    (
+        _("NVLink GB/s per GPU"),
+        _("Both directions added, as vendors quote it."),
+        lambda r: r.gpu_link.bandwidth_gbytes_per_s,
+    ),
+    (
+        _("Inter-node fabric"),
+        _("What a multi-node job's collectives cross; EFA, RoCE and eRDMA are RDMA, TCPX is not."),
+        lambda r: r.fabric.get_technology_display(),
+    ),
+    (
+        _("Back-end Gb/s per node"),
+        _("Sum of the GPU-facing NICs; front-end NICs are not counted."),
+        lambda r: r.fabric.bandwidth_gbits_per_s,
+    ),
+    (_("Back-end NICs"), "", lambda r: r.fabric.nics),
+    (
+        _("GPUDirect RDMA"),
+        _("NICs read and write GPU memory directly, without a copy through the host."),
+        lambda r: r.fabric.gpudirect_rdma,
+    ),
+    (
+        _("Self-serve multi-node"),
+        _("Several nodes on one fabric can be booked without talking to sales."),
+        lambda r: r.fabric.multi_node,
+    ),
+    (_("Largest self-serve cluster (nodes)"), "", lambda r: r.fabric.max_nodes),
+]
+
+
+@require_safe
+def compare(request: HttpRequest) -> HttpResponse:
+    """2 to 4 instance types side by side, differences highlighted."""
+    if any(name.startswith("_") or "__" in name for name in request.GET):
+        errors = ["This parameter name is not allowed."]
+        return render(request, "offerings/compare.html", {"errors": errors}, status=400)
+    values = request.GET.getlist("ids")
+    if len(values) != 1:
+        rows, errors = (
+            [],
+            ["Give ids once, e.g. ?ids=aws/p5-48xlarge,azure/standard-nd96isr-h100-v5."],
+        )
+    else:
+        listed = parse_listing_query(QueryDict("")).filterset.qs  # carries the row prices
+        rows, errors = parse_instance_ids(values[0], queryset=listed, minimum=2, maximum=4)
+    if errors:
+        return render(request, "offerings/compare.html", {"errors": errors}, status=400)
+    rows = attach_row_offers(rows)
+    rates = RateTable()
+    with_display_prices(rows, rates, "USD")
+    table = []
+    for label, explanation, getter in COMPARE_ROWS:
+        cells = [getter(row) for row in rows]
+        table.append(
+            {
+                "label": label,
+                "explanation": explanation,
+                "cells": cells,
+                "differs": len({str(c) for c in cells}) > 1,
+            }
+        )
+    # The filter state the reader came from, as a query string for the way back.
+    origin = request.GET.get("from", "")
+    back = reverse("offerings:instance-list") + "?" + origin[:2000] if origin else ""
+    return render(request, "offerings/compare.html", {"rows": rows, "table": table, "back": back})
+
+
+def _grouped_by_link(rows: list[InstanceType]) -> list[tuple[str, list[InstanceType]]]:
+    groups: dict[str, list[InstanceType]] = {}
+    for row in rows:
+        link = row.gpu_link
+        if link.technology == LinkTechnology.NONE:
+            key = _("PCIe only")
+        elif link.technology == LinkTechnology.UNKNOWN:
+            key = _("GPU-to-GPU link unknown")
+        elif link.topology == "nvswitch" and (link.domain_size or 0) >= row.gpu_count:
+            key = _("All GPUs on one NVSwitch")
+        elif link.topology in ("bridge", "mesh", "hybrid-cube-mesh"):
+            key = _("NVLink bridges or direct mesh")
+        else:
+            key = _("NVLink, topology unknown")
+        groups.setdefault(str(key), []).append(row)
+    return list(groups.items())
+
+
+@require_safe
+def gpu_detail(request: HttpRequest, slug: str) -> HttpResponse:
+    """A GPU's specs and every instance with it, cheapest per GPU-hour first."""
+    gpu = get_object_or_404(GpuModel, slug=slug)
+    rows = attach_row_offers(parse_listing_query(QueryDict(f"gpu={slug}")).filterset.qs)
+    rates = RateTable()
+    with_display_prices(rows, rates, "USD")
     return render(
         request,
-        "offerings/instance_detail.html",
-        {"instance": rows[0], "rates": RateTable(), "now": timezone.now()},
+        "offerings/gpu_detail.html",
+        {"gpu": gpu, "groups": _grouped_by_link(rows), "count": len(rows)},
     )
+
+
+@require_safe
+def provider_detail(request: HttpRequest, slug: str) -> HttpResponse:
+    """A provider's offerings, interconnect story, multi-node options and data freshness."""
+    if slug in PROVIDER_ALIASES:
+        return redirect("offerings:provider-detail", permanent=True, slug=PROVIDER_ALIASES[slug])
+    provider = get_object_or_404(Provider, slug=slug)
+    rows = attach_row_offers(
+        parse_listing_query(QueryDict(f"provider={slug}&sort=gpu_count")).filterset.qs
+    )
+    rates = RateTable()
+    with_display_prices(rows, rates, "USD")
+    fabrics: dict[str, int] = {}
+    for row in rows:
+        name = str(row.fabric.get_technology_display())
+        fabrics[name] = fabrics.get(name, 0) + 1
+    offers = [offer for row in rows for offer in row.current_offers]
+    runs = ScrapeRun.objects.filter(provider=provider)
+    context = {
+        "provider": provider,
+        "rows": rows,
+        "fabrics": sorted(fabrics.items(), key=lambda item: -item[1]),
+        "multi_node": [row for row in rows if row.fabric.multi_node],
+        "sales_only": [row for row in rows if row.fabric.sales_only],
+        "newest": max((o.observed_at for o in offers), default=None),
+        "oldest": min((o.observed_at for o in offers), default=None),
+        "stale": sum(1 for o in offers if o.is_stale()),
+        "offer_count": len(offers),
+        "last_run": runs.first(),
+        "last_good_run": runs.filter(status=ScrapeRun.Status.SUCCEEDED).first(),
+        "stale_hours": settings.PRICE_STALE_AFTER_HOURS,
+    }
+    return render(request, "offerings/provider_detail.html", context)
 
 
 @never_cache

@@ -13,9 +13,10 @@ SYMBOLS = {"USD": "$", "CNY": "¥"}
 @register.filter
 def price(value: Decimal | None, currency: str = "USD") -> str:
     """`$12.29` / `¥87.50`; an em dash for no figure."""
-    if value is None:
+    if not isinstance(value, Decimal | int | float):
         return "—"
-    places = Decimal("0.01") if abs(value) >= 1 else Decimal("0.0001")
+    value = Decimal(str(value))
+    places = Decimal("0.01") if abs(value) >= Decimal("0.1") else Decimal("0.0001")
     amount = value.quantize(places, rounding=ROUND_HALF_EVEN)
     return f"{SYMBOLS.get(currency, currency + ' ')}{amount:,}"
 

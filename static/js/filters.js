@@ -10,3 +10,12 @@ document.addEventListener("htmx:configRequest", function (event) {
     Object.keys(params).forEach(function (key) { if (params[key] === "") { delete params[key]; } });
   }
 });
+
+// The compare boxes sit in the table but belong to the filter form (form="filters"); their
+// change events bubble through the table, not the form, so hand them to the form here.
+document.addEventListener("change", function (event) {
+  var input = event.target;
+  if (input.form && input.form.id === "filters" && !input.closest("#filters")) {
+    input.form.requestSubmit();
+  }
+});

@@ -9,7 +9,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
 def row_names(page) -> list[str]:
-    return page.locator("#results tbody tr td:nth-child(2) code").all_inner_texts()
+    return page.locator("#results tbody tr td:nth-child(3) code").all_inner_texts()
 
 
 def test_choosing_filters_updates_the_table_and_the_url_without_a_reload(page, catalog):

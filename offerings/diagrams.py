@@ -1,0 +1,224 @@
+"""Server-rendered SVG: the node's topology and an offer's price history.
+
+Everything is drawn from the catalog's data; nothing that is unknown is drawn as if it were
+known (an unknown link is labelled so). Text goes through `escape`; no script, no inline CSS
+(the CSP forbids both): presentation comes from classes in static/css/site.css.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from decimal import Decimal
+
+from django.utils.html import escape
+from django.utils.safestring import SafeString, mark_safe
+from django.utils.translation import gettext as _
+
+from offerings.models import InstanceType, LinkTechnology, LinkTopology
+
+WIDTH = 760
+GPU_W, GPU_H, GPU_GAP = 74, 40, 12
+NIC_W, NIC_H, NIC_GAP = 40, 22, 5
+MAX_PER_ROW = 8
+MAX_NICS_PER_ROW = 14
+
+
+def _text(x: float, y: float, text: str, cls: str = "label", anchor: str = "middle") -> str:
+    return (
+        f'<text x="{x:.1f}" y="{y:.1f}" class="{cls}" text-anchor="{anchor}">{escape(text)}</text>'
+    )
+
+
+def _rect(x: float, y: float, w: float, h: float, cls: str) -> str:
+    return f'<rect x="{x:.1f}" y="{y:.1f}" width="{w:.1f}" height="{h:.1f}" rx="4" class="{cls}"/>'
+
+
+def _line(x1: float, y1: float, x2: float, y2: float, cls: str) -> str:
+    return f'<line x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" y2="{y2:.1f}" class="{cls}"/>'
+
+
+def _row_positions(count: int, per_row: int, width: float, gap: float, top: float, height: float):
+    """(x, y) of each box, rows centred in the drawing."""
+    positions = []
+    for index in range(count):
+        row, col = divmod(index, per_row)
+        in_row = min(per_row, count - row * per_row)
+        span = in_row * width + (in_row - 1) * gap
+        left = (WIDTH - span) / 2
+        positions.append((left + col * (width + gap), top + row * (height + gap + 14)))
+    return positions
+
+
+def topology_svg(instance: InstanceType) -> SafeString:
+    """The node: its GPUs, how they are linked, its NICs and the fabric they reach."""
+    link = getattr(instance, "gpu_link", None)
+    fabric = getattr(instance, "fabric", None)
+    technology = link.technology if link else LinkTechnology.UNKNOWN
+    topology = link.topology if link else ""
+    count = instance.gpu_count
+    parts: list[str] = []
+
+    gpu_top = 58
+    gpus = _row_positions(count, MAX_PER_ROW, GPU_W, GPU_GAP, gpu_top, GPU_H)
+    gpu_bottom = gpus[-1][1] + GPU_H
+    bar_y = gpu_bottom + 34
+    centres = [(x + GPU_W / 2, y) for x, y in gpus]
+
+    # GPU-to-GPU link, drawn first so the boxes sit on top of the lines.
+    linked = technology in (LinkTechnology.NVLINK, LinkTechnology.INFINITY_FABRIC)
+    name = "Infinity Fabric" if technology == LinkTechnology.INFINITY_FABRIC else "NVLink"
+    if linked and topology == LinkTopology.NVSWITCH:
+        for cx, y in centres:
+            parts.append(_line(cx, y + GPU_H, cx, bar_y, "nvlink"))
+        parts.append(_rect(40, bar_y, WIDTH - 80, 26, "switch"))
+        label = _("NVSwitch: every GPU reaches every other at full NVLink bandwidth")
+        if link.domain_size and link.domain_size > count:
+            label = _("NVLink Switch: one domain of %(n)s GPUs across %(nodes)s nodes") % {
+                "n": link.domain_size,
+                "nodes": link.domain_size // count,
+            }
+        parts.append(_text(WIDTH / 2, bar_y + 17, label, "label on-dark"))
+    elif linked and topology == LinkTopology.BRIDGE:
+        for index in range(0, count - 1, 2):
+            (x1, y1), (x2, _y2) = gpus[index], gpus[index + 1]
+            parts.append(_line(x1 + GPU_W, y1 + GPU_H / 2, x2, y1 + GPU_H / 2, "nvlink bridge"))
+        parts.append(
+            _text(
+                WIDTH / 2, gpu_top - 10, _("%(name)s bridges join GPUs in pairs") % {"name": name}
+            )
+        )
+    elif linked and topology in (LinkTopology.MESH, LinkTopology.HYBRID_CUBE_MESH):
+        step = 1 if topology == LinkTopology.MESH else None
+        for a in range(count):
+            for b in range(a + 1, count):
+                if step is None and b - a not in (1, 3, 4) and not (a % 4 == 0 and b - a == 3):
+                    continue
+                (ax, ay), (bx, by) = centres[a], centres[b]
+                if ay != by:
+                    parts.append(_line(ax, ay + GPU_H, bx, by, "nvlink mesh"))
+                    continue
+                lift = 10 + 6 * (b - a)
+                parts.append(
+                    f'<path d="M{ax:.1f},{ay:.1f} Q{(ax + bx) / 2:.1f},{ay - lift:.1f} '
+                    f'{bx:.1f},{by:.1f}" class="nvlink mesh"/>'
+                )
+        caption = (
+            _("%(name)s: every GPU linked directly to every other, no switch") % {"name": name}
+            if topology == LinkTopology.MESH
+            else _("NVLink hybrid cube-mesh: not every pair is linked directly")
+        )
+        parts.append(_text(WIDTH / 2, 16, caption))
+    elif linked:
+        parts.append(_text(WIDTH / 2, 16, _("%(name)s, topology unknown") % {"name": name}))
+
+    # PCIe and the host: every GPU and NIC hangs off it.
+    host_y = bar_y + (44 if linked and topology == LinkTopology.NVSWITCH else 0)
+    for cx, y in centres:
+        if not (linked and topology == LinkTopology.NVSWITCH):
+            parts.append(_line(cx, y + GPU_H, cx, host_y, "pcie"))
+    parts.append(_rect(40, host_y, WIDTH - 80, 22, "host"))
+    host_label = _("CPU and PCIe")
+    if technology == LinkTechnology.NONE:
+        host_label = _("PCIe only: GPU-to-GPU traffic crosses PCIe and the CPU")
+    elif technology == LinkTechnology.UNKNOWN:
+        host_label = _("PCIe (whether the GPUs have NVLink too is unknown)")
+    parts.append(_text(WIDTH / 2, host_y + 15, host_label))
+
+    for index, (x, y) in enumerate(gpus):
+        parts.append(_rect(x, y, GPU_W, GPU_H, "gpu"))
+        parts.append(_text(x + GPU_W / 2, y + 17, f"GPU {index}", "label on-dark"))
+        parts.append(_text(x + GPU_W / 2, y + 32, instance.gpu.slug, "small on-dark"))
+
+    # NICs and the fabric.
+    nic_top = host_y + 50
+    nic_count = fabric.nics if fabric and fabric.nics else 0
+    fabric_name = fabric.get_technology_display() if fabric else _("Unknown")
+    if nic_count:
+        nics = _row_positions(nic_count, MAX_NICS_PER_ROW, NIC_W, NIC_GAP, nic_top, NIC_H)
+        for index, (x, y) in enumerate(nics):
+            parts.append(_line(x + NIC_W / 2, host_y + 22, x + NIC_W / 2, y, "pcie"))
+            parts.append(_rect(x, y, NIC_W, NIC_H, "nic"))
+            parts.append(_text(x + NIC_W / 2, y + 15, f"NIC {index}", "small"))
+        fabric_y = nics[-1][1] + NIC_H + 30
+    else:
+        parts.append(_rect(WIDTH / 2 - 90, nic_top, 180, NIC_H, "nic unknown"))
+        parts.append(_text(WIDTH / 2, nic_top + 15, _("NICs: number unknown"), "small"))
+        parts.append(_line(WIDTH / 2, host_y + 22, WIDTH / 2, nic_top, "pcie"))
+        fabric_y = nic_top + NIC_H + 30
+    parts.append(_line(WIDTH / 2, fabric_y - 30 + NIC_H, WIDTH / 2, fabric_y, "fabric-link"))
+    parts.append(_rect(WIDTH / 2 - 200, fabric_y, 400, 30, "fabric"))
+    bandwidth = (
+        _("%(gbps)s Gb/s per node") % {"gbps": fabric.bandwidth_gbits_per_s}
+        if fabric and fabric.bandwidth_gbits_per_s
+        else _("bandwidth unknown")
+    )
+    parts.append(_text(WIDTH / 2, fabric_y + 19, f"{fabric_name} · {bandwidth}"))
+    height = fabric_y + 40
+
+    title = _("Topology of %(name)s") % {"name": instance.name}
+    description = _("%(count)s GPUs, %(link)s, %(nics)s NICs to %(fabric)s") % {
+        "count": count,
+        "link": link.get_technology_display() if link else _("unknown link"),
+        "nics": nic_count or _("an unknown number of"),
+        "fabric": fabric_name,
+    }
+    svg = (
+        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {height:.0f}" '
+        f'class="topology" role="img" aria-labelledby="topo-title topo-desc">'
+        f'<title id="topo-title">{escape(title)}</title>'
+        f'<desc id="topo-desc">{escape(description)}</desc>{"".join(parts)}</svg>'
+    )
+    return mark_safe(svg)  # every interpolated string above is escaped
+
+
+def price_history_svg(
+    points: Sequence[tuple[datetime, Decimal]], currency: str, now: datetime
+) -> SafeString:
+    """A step chart of one offer's price per hour over time, up to now."""
+    if not points:
+        return mark_safe("")
+    width, height, left, right, top, bottom = 640, 200, 64, 16, 16, 36
+    points = sorted(points)
+    start, end = points[0][0], max(now, points[-1][0])
+    span = max((end - start).total_seconds(), 1.0)
+    prices = [float(p) for _, p in points]
+    low, high = min(prices), max(prices)
+    if low == high:
+        low, high = low * 0.9, high * 1.1 or 1.0
+    pad = (high - low) * 0.1
+    low, high = max(0.0, low - pad), high + pad
+
+    def x(moment: datetime) -> float:
+        return left + (moment - start).total_seconds() / span * (width - left - right)
+
+    def y(value: float) -> float:
+        return top + (high - value) / (high - low) * (height - top - bottom)
+
+    first_moment, first_price = points[0]
+    path = [f"M{x(first_moment):.1f},{y(float(first_price)):.1f}"]
+    for moment, price in points[1:]:
+        path.append(f"H{x(moment):.1f} V{y(float(price)):.1f}")  # a step: the old price held
+    path.append(f"H{x(end):.1f}")
+    parts = [
+        _line(left, top, left, height - bottom, "axis"),
+        _line(left, height - bottom, width - right, height - bottom, "axis"),
+        f'<path d="{" ".join(path)}" class="price-line"/>',
+        _text(left - 6, y(high) + 4, f"{high:,.2f}", "small", "end"),
+        _text(left - 6, y(low) + 4, f"{low:,.2f}", "small", "end"),
+        _text(left, height - 12, f"{start:%Y-%m-%d}", "small", "start"),
+        _text(width - right, height - 12, f"{end:%Y-%m-%d}", "small", "end"),
+        _text(left + 6, top + 10, currency, "small", "start"),
+    ]
+    for moment, price in points:
+        parts.append(
+            f'<circle cx="{x(moment):.1f}" cy="{y(float(price)):.1f}" r="3" class="price-point">'
+            f"<title>{escape(f'{moment:%Y-%m-%d}: {price:,.4f} {currency}')}</title></circle>"
+        )
+    title = _("Price history, %(currency)s per hour") % {"currency": currency}
+    svg = (
+        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" '
+        f'class="price-chart" role="img" aria-label="{escape(title)}">'
+        f"<title>{escape(title)}</title>{''.join(parts)}</svg>"
+    )
+    return mark_safe(svg)  # every interpolated string above is escaped or numeric

@@ -1,0 +1,99 @@
+"""`/feeds/price-changes/`: an Atom feed of price changes, narrowed by the filter parameters."""
+
+from __future__ import annotations
+
+from django.contrib.syndication.views import Feed
+from django.db.models import F, Window
+from django.db.models.functions import Lag
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.urls import reverse
+from django.utils.feedgenerator import Atom1Feed
+from django.views.decorators.http import require_safe
+
+from offerings.filters import ListingQuery, parse_listing_query
+from offerings.models import Offer, PriceObservation
+
+FEED_ITEMS = 50
+
+
+class PriceChangesFeed(Feed):
+    feed_type = Atom1Feed
+    title = "gpucatalog: price changes"
+    subtitle = "Price changes of multi-GPU cloud instances matching your filters."
+
+    def get_object(self, request: HttpRequest, listing: ListingQuery) -> dict:
+        return {"listing": listing, "query": request.GET.urlencode()}
+
+    def link(self, obj: dict) -> str:
+        query = obj["query"]
+        return reverse("offerings:instance-list") + (f"?{query}" if query else "")
+
+    def items(self, obj: dict):
+        """Newest price observations of the matching instances' matching offers."""
+        listing: ListingQuery = obj["listing"]
+        instances = listing.filterset.qs.values("pk")
+        offers = Offer.objects.current().filter(instance__in=instances)
+        conditions = listing.filterset.price_conditions()
+        if conditions is not None:
+            offers = offers.filter(conditions)
+        return (
+            PriceObservation.objects.filter(offer__in=offers.values("pk"))
+            .annotate(
+                previous_price=Window(
+                    Lag("price_per_hour"),
+                    partition_by=F("offer_id"),
+                    order_by=F("observed_at").asc(),
+                )
+            )
+            .select_related("offer__instance__provider", "offer__region")
+            .order_by("-observed_at", "-pk")[:FEED_ITEMS]
+        )
+
+    def item_title(self, item: PriceObservation) -> str:
+        offer = item.offer
+        instance = offer.instance
+        change = (
+            f"{item.previous_price:,.4f} → {item.price_per_hour:,.4f}"
+            if item.previous_price is not None
+            else f"first seen at {item.price_per_hour:,.4f}"
+        )
+        term = f" {offer.term_months} mo" if offer.term_months else ""
+        return (
+            f"{instance.provider.name} {instance.name}, {offer.region.code} "
+            f"{offer.kind}{term}: {change} {item.currency}/hour"
+        )
+
+    def item_description(self, item: PriceObservation) -> str:
+        per_gpu = item.price_per_hour / item.offer.instance.gpu_count
+        return (
+            f"{item.price_per_hour:,.4f} {item.currency} per hour "
+            f"({per_gpu:,.4f} per GPU-hour), observed {item.observed_at:%Y-%m-%d %H:%M} UTC."
+        )
+
+    def item_link(self, item: PriceObservation) -> str:
+        instance = item.offer.instance
+        path = reverse(
+            "offerings:instance-detail",
+            kwargs={"provider": instance.provider.slug, "slug": instance.slug},
+        )
+        return f"{path}#prices"
+
+    def item_guid(self, item: PriceObservation) -> str:
+        return f"gpucatalog:price-observation:{item.pk}"
+
+    item_guid_is_permalink = False
+
+    def item_updateddate(self, item: PriceObservation):
+        return item.observed_at
+
+    def item_pubdate(self, item: PriceObservation):
+        return item.observed_at
+
+
+@require_safe
+def price_changes(request: HttpRequest) -> HttpResponse:
+    """Validate the filter parameters first: a bad one is a 400, never a 500 or an empty feed."""
+    listing = parse_listing_query(request.GET)
+    if not listing.is_valid:
+        return JsonResponse({"error": "invalid_parameters", "fields": listing.errors}, status=400)
+    return PriceChangesFeed()(request, listing=listing)
