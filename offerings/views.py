@@ -19,6 +19,7 @@ from django_ratelimit.decorators import ratelimit
 
 from offerings import openapi
 from offerings.diagrams import price_history_svg, topology_svg
+from offerings.facets import facet_counts
 from offerings.filters import (
     PROVIDER_ALIASES,
     ListingQuery,
@@ -95,6 +96,7 @@ def instance_list(request: HttpRequest) -> HttpResponse:
         "form": form,
         "errors": listing.errors,
         "compare_ids": compare_ids,
+        "facets": facet_counts(request.GET) if listing.is_valid else {},
         "compare_url": f"{reverse('offerings:compare')}?{compare_query.urlencode()}",
         "page": page,
         "rows": rows,

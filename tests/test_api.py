@@ -196,7 +196,7 @@ def test_the_api_query_count_does_not_grow_with_rows(
         make_offer(make_instance(provider, gpu, name=f"n{n}", link=NVSWITCH_8), region)
     with django_assert_max_num_queries(6):
         assert client.get("/api/instances?page_size=200&nvlink=true").status_code == 200
-    with django_assert_max_num_queries(12):
+    with django_assert_max_num_queries(14):
         assert client.get("/?nvlink=true").status_code == 200
     with django_assert_max_num_queries(6):
         assert client.get("/?format=csv").status_code == 200

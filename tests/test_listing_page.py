@@ -1,6 +1,7 @@
 """The filter page in HTML: full page, htmx fragment, errors at their fields, presets."""
 
 import pytest
+from django.http import QueryDict
 
 from offerings.presets import PRESETS
 
@@ -83,3 +84,23 @@ def test_the_detail_page_of_a_row_opens_and_verda_redirects(client, catalog):
     assert response.status_code == 301
     assert response["Location"] == "/instances/datacrunch/2a6000-20v/"
     assert client.get("/instances/aws/nope/").status_code == 404
+
+
+def test_facet_counts_say_how_many_rows_each_choice_would_give(client, catalog):
+    from offerings.facets import facet_counts
+
+    counts = facet_counts(QueryDict("nvlink=true&fabric=infiniband"))
+    # the fabric facet ignores the fabric choice itself but keeps nvlink=true
+    assert counts["fabric"] == {"infiniband": 1, "efa": 1, "tcpx": 1, "unknown": 1}
+    # price kinds keep the fabric choice: only ib.8x, with an on-demand and a spot price
+    assert counts["price_kind"] == {"on-demand": 1, "spot": 1}
+    # without it: ib, efa, tcpx and the bridge pair have on-demand prices, only ib a spot one
+    assert facet_counts(QueryDict("nvlink=true"))["price_kind"] == {"on-demand": 4, "spot": 1}
+
+
+def test_facet_counts_are_shown_and_refreshed_out_of_band(client, catalog):
+    body = client.get("/?nvlink=true").content.decode()
+    assert 'id="facet-fabric-infiniband" class="facet-count">(1)</span>' in body
+    assert 'id="facet-price_kind-reserved" class="facet-count">(0)</span>' in body
+    fragment = client.get("/?nvlink=false", headers={"HX-Request": "true"}).content.decode()
+    assert 'id="facet-fabric-ethernet" class="facet-count" hx-swap-oob="true">(1)' in fragment

@@ -32,3 +32,20 @@ def yes_no_unknown(value: bool | None) -> str:
     if value is None:
         return _("unknown")
     return _("yes") if value else _("no")
+
+
+@register.filter
+def facet(counts: dict | None, key: str):
+    """Look up facet counts by parameter name, then a count by value (0 for no match)."""
+    if not isinstance(counts, dict):
+        return None
+    value = counts.get(key)
+    if value is None and all(isinstance(n, int) for n in counts.values()):
+        return 0  # a level of counts where this choice matched nothing
+    return value
+
+
+@register.filter
+def field_choices(form, name: str):
+    """The (value, label) choices of one form field, for rendering facets out of band."""
+    return [(v, t) for v, t in form.fields[name].choices if v]
