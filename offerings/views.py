@@ -68,6 +68,20 @@ def export(request: HttpRequest, listing: ListingQuery, rates: RateTable) -> Htt
     return response
 
 
+def compare_selection(query: QueryDict) -> tuple[list[int], str]:
+    """The rows ticked for comparison, and the compare link that remembers the filters."""
+    ids = list(
+        dict.fromkeys(int(v) for v in query.getlist("compare") if v.isdigit() and len(v) < 19)
+    )
+    filters = query.copy()
+    for name in ("compare", "page"):
+        filters.pop(name, None)
+    link = QueryDict(mutable=True)
+    link["ids"] = ",".join(map(str, ids))
+    link["from"] = filters.urlencode()
+    return ids, f"{reverse('offerings:compare')}?{link.urlencode()}"
+
+
 @require_safe
 @vary_on_headers("HX-Request")
 def instance_list(request: HttpRequest) -> HttpResponse:
@@ -83,21 +97,14 @@ def instance_list(request: HttpRequest) -> HttpResponse:
     form = listing.filterset.form
     for name, messages in listing.errors.items():
         if name in form.fields and name not in form.errors:
-            form.add_error(name, messages)
-    compare_ids = [int(v) for v in request.GET.getlist("compare") if v.isdigit() and len(v) < 19]
-    compare_ids = list(dict.fromkeys(compare_ids))
-    filters_only = request.GET.copy()
-    filters_only.pop("compare", None)
-    filters_only.pop("page", None)
-    compare_query = QueryDict(mutable=True)
-    compare_query["ids"] = ",".join(map(str, compare_ids))
-    compare_query["from"] = filters_only.urlencode()
+            form.add_error(name, messages)  # show the contract's errors at their fields
+    compare_ids, compare_url = compare_selection(request.GET)
     context = {
         "form": form,
         "errors": listing.errors,
         "compare_ids": compare_ids,
         "facets": facet_counts(request.GET) if listing.is_valid else {},
-        "compare_url": f"{reverse('offerings:compare')}?{compare_query.urlencode()}",
+        "compare_url": compare_url,
         "page": page,
         "rows": rows,
         "currency": currency,
