@@ -4,13 +4,14 @@ from django.conf.urls.i18n import i18n_patterns
 from django.contrib import admin
 from django.urls import include, path
 
-from offerings import feeds, views
+from offerings import estimate_views, feeds, views
 
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("healthz", views.healthz, name="healthz"),
     path("api/instances", views.api_instances, name="api-instances"),
     path("api/openapi.json", views.api_openapi, name="api-openapi"),
+    path("api/estimate", estimate_views.api_estimate, name="api-estimate"),
     path("feeds/price-changes/", feeds.price_changes, name="feed-price-changes"),
 ]
 

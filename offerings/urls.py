@@ -1,6 +1,6 @@
 from django.urls import path
 
-from offerings import views
+from offerings import estimate_views, views
 
 app_name = "offerings"
 
@@ -15,4 +15,5 @@ urlpatterns = [
     path("compare/", views.compare, name="compare"),
     path("gpus/<slug:slug>/", views.gpu_detail, name="gpu-detail"),
     path("providers/<slug:slug>/", views.provider_detail, name="provider-detail"),
+    path("estimate/", estimate_views.estimate_page, name="estimate"),
 ]

@@ -1,0 +1,552 @@
+"""/estimate/ and /api/estimate: the same numbers on both, the contract's ranking, bad input.
+
+The model itself is tested in test_estimator.py; these tests check the wiring: catalog rows to
+InstanceSpecs, the row's price per node, filters and ids, rounding, errors, and query counts.
+"""
+
+import io
+import json
+import re
+from decimal import Decimal
+
+import pytest
+from django.core.management import call_command
+
+from offerings.estimate_views import format_usd, rounded
+from offerings.estimator import FabricSpec, GpuLinkSpec, InstanceSpec, Job, estimate
+from offerings.models import GpuModel, Provider, Region
+from tests.conftest import NVSWITCH_8, make_instance, make_offer
+
+TRAIN = "params_b=1&mode=train-ddp&nodes=1&nodes=2&nodes=4"
+
+
+@pytest.fixture
+def cluster(db):
+    """Instances with every figure the model needs, each wired differently between nodes."""
+    acme = Provider.objects.create(
+        slug="acme", name="Acme Cloud", website="https://acme.example", kind="specialist"
+    )
+    verda = Provider.objects.create(
+        slug="datacrunch", name="Verda", website="https://v.example", kind="specialist"
+    )
+    region = Region.objects.create(provider=acme, code="us-east-1", geo="na")
+    fin = Region.objects.create(provider=verda, code="FIN-01", geo="eu")
+    h100 = GpuModel.objects.create(
+        slug="h100-sxm",
+        vendor="nvidia",
+        name="H100 SXM",
+        form_factor="sxm",
+        memory_gib=80,
+        bf16_dense_tflops=Decimal("989.4"),
+        pcie_generation=5,
+        nvlink_generation=4,
+    )
+    l40s = GpuModel.objects.create(
+        slug="l40s",
+        vendor="nvidia",
+        name="L40S",
+        form_factor="pcie",
+        memory_gib=48,
+        bf16_dense_tflops=Decimal("362.05"),
+        pcie_generation=4,
+    )
+    multi = {"multi_node": True, "gpudirect_rdma": True}
+    rows = {
+        "ib": make_instance(
+            acme,
+            h100,
+            name="ib.8x",
+            link=NVSWITCH_8,
+            fabric={"technology": "infiniband", "bandwidth_gbits_per_s": 3200, **multi},
+        ),
+        "efa": make_instance(
+            acme,
+            h100,
+            name="efa.8x",
+            link=NVSWITCH_8,
+            fabric={"technology": "efa", "bandwidth_gbits_per_s": 3200, **multi},
+        ),
+        "pcie": make_instance(
+            acme,
+            l40s,
+            name="pcie.8x",
+            link={"technology": "none"},
+            fabric={"technology": "ethernet", "bandwidth_gbits_per_s": 100, "multi_node": True},
+        ),
+        "single": make_instance(
+            verda,
+            h100,
+            name="single.8x",
+            link=NVSWITCH_8,
+            fabric={"technology": "infiniband", "bandwidth_gbits_per_s": 3200, "multi_node": False},
+        ),
+        "unpriced": make_instance(
+            acme,
+            h100,
+            name="unpriced.8x",
+            link=NVSWITCH_8,
+            fabric={"technology": "infiniband", "bandwidth_gbits_per_s": 3200, **multi},
+        ),
+        "unknown": make_instance(acme, h100, name="mystery.8x"),
+    }
+    make_offer(rows["ib"], region, price="24.00")
+    make_offer(rows["ib"], region, price="8.00", kind="spot")  # not the row's price: on-demand wins
+    make_offer(rows["efa"], region, price="40.00")
+    make_offer(rows["pcie"], region, price="8.00")
+    make_offer(rows["single"], fin, price="20.00")
+    make_offer(rows["unknown"], region, price="16.00")
+    return rows
+
+
+def api(client, params: str) -> dict:
+    response = client.get(f"/api/estimate?{params}")
+    assert response.status_code == 200, response.content
+    return response.json()
+
+
+def strict_json(response) -> dict:
+    """Parse as RFC 8259 JSON: NaN and Infinity are not JSON."""
+
+    def refuse(name):
+        raise ValueError(f"{name} in JSON")
+
+    return json.loads(response.content, parse_constant=refuse)
+
+
+# ------------------------------------------------------------------------------------------
+# The API
+# ------------------------------------------------------------------------------------------
+
+
+def test_each_result_has_the_contract_fields(client, cluster):
+    body = api(client, TRAIN)
+    assert set(body) == {"results", "assumptions"}
+    assert len(body["results"]) == 6 * 3  # one per (instance, nodes)
+    row = next(r for r in body["results"] if r["instance"]["id"] == cluster["ib"].pk)
+    assert row["instance"] == {
+        "id": cluster["ib"].pk,
+        "provider": "acme",
+        "name": "ib.8x",
+        "url": "http://testserver/instances/acme/ib-8x/",
+    }
+    for name in (
+        "nodes",
+        "gpus",
+        "fits",
+        "reason",
+        "compute_s",
+        "comm_intra_s",
+        "comm_inter_s",
+        "step_s",
+        "efficiency",
+        "cost_per_step_usd",
+        "cost_per_billion_tokens_usd",
+        "intra_gbytes_per_s_per_gpu",
+        "inter_gbytes_per_s_per_gpu",
+    ):
+        assert name in row
+    assert body["assumptions"]["nodes"] == [1, 2, 4]
+    assert "6 significant digits" in body["assumptions"]["rounding"]
+
+
+def test_the_numbers_are_the_estimators_own_for_the_rows_price_per_node(client, cluster):
+    # ib.8x as the estimator sees it: NVLink 4 NVSwitch 900 GB/s, InfiniBand 3,200 Gb/s, 989.4
+    # TFLOPS, and the row's price: on-demand 24.00 USD per node-hour (the spot 8.00 is cheaper
+    # but the contract prefers on-demand when no price_kind is given).
+    spec = InstanceSpec(
+        id=cluster["ib"].pk,
+        name="ib.8x",
+        gpu_count=8,
+        gpu_memory_gib=80.0,
+        bf16_dense_tflops=989.4,
+        pcie_generation=5,
+        link=GpuLinkSpec("nvlink", "nvswitch", 4, 8, 900.0),
+        fabric=FabricSpec("infiniband", 3200.0, True, None),
+        price_per_hour_usd=24.0,
+        provider="acme",
+        url="http://testserver/instances/acme/ib-8x/",
+    )
+    job = Job(params_b=1, mode="train-ddp", nodes=(1, 2, 4))
+    expected = {r["nodes"]: r for r in rounded(estimate([spec], job).to_dict())["results"]}
+    got = {r["nodes"]: r for r in api(client, TRAIN)["results"] if r["instance"]["id"] == spec.id}
+    assert got == expected
+    assert got[2]["cost_per_hour_usd"] == 48.0  # two nodes at 24.00
+
+
+def test_the_spot_price_is_used_when_asked_for(client, cluster):
+    rows = api(client, f"{TRAIN}&price_kind=spot")["results"]
+    assert {r["instance"]["name"] for r in rows} == {"ib.8x"}
+    assert next(r for r in rows if r["nodes"] == 1)["cost_per_hour_usd"] == 8.0
+
+
+def test_results_are_ranked_by_cost_per_billion_tokens_with_null_last(client, cluster):
+    rows = api(client, TRAIN)["results"]
+    costs = [r["cost_per_billion_tokens_usd"] for r in rows]
+    known = [c for c in costs if c is not None]
+    assert known == sorted(known)
+    assert costs[: len(known)] == known  # every null after every number
+    assert len(known) >= 6
+    # A row with a price but no estimate (unknown NVLink) is not ranked by its hourly price.
+    first_null = rows[len(known)]
+    assert first_null["cost_per_billion_tokens_usd"] is None
+
+
+def test_every_float_is_rounded_to_six_significant_digits(client, cluster):
+    for row in api(client, TRAIN)["results"]:
+        for name, value in row.items():
+            if isinstance(value, float) and value:
+                assert float(f"{value:.6g}") == value, (name, value)
+
+
+def test_the_pcie_only_nodes_sync_slower_and_lose_efficiency_across_nodes(client, cluster):
+    rows = api(client, "params_b=7&mode=train-fsdp&nodes=1&nodes=4")["results"]
+    by = {(r["instance"]["name"], r["nodes"]): r for r in rows}
+    assert by[("pcie.8x", 1)]["comm_intra_s"] > 10 * by[("ib.8x", 1)]["comm_intra_s"]
+    assert by[("pcie.8x", 4)]["efficiency"] < by[("ib.8x", 4)]["efficiency"]
+    assert by[("pcie.8x", 4)]["inter_gbytes_per_s_per_gpu"] < 1  # 100 Gb/s / 8 / 8 x factor
+    assert by[("ib.8x", 1)]["comm_inter_s"] == 0.0
+
+
+def test_nodes_beyond_self_serve_multi_node_do_not_fit(client, cluster):
+    rows = api(client, f"{TRAIN}&ids=datacrunch/single-8x")["results"]
+    by = {r["nodes"]: r for r in rows}
+    assert by[1]["fits"] is True
+    assert by[2]["fits"] is False
+    assert "no self-serve multi-node" in by[2]["reason"]
+    assert by[2]["cost_per_billion_tokens_usd"] is None
+
+
+def test_filters_restrict_the_instances(client, cluster):
+    rows = api(client, "params_b=70&mode=train-fsdp&nvswitch=true")["results"]
+    assert {r["instance"]["name"] for r in rows} == {"ib.8x", "efa.8x", "single.8x", "unpriced.8x"}
+    rows = api(client, f"{TRAIN}&fabric=efa&fabric=ethernet")["results"]
+    assert {r["instance"]["name"] for r in rows} == {"efa.8x", "pcie.8x"}
+
+
+def test_ids_restrict_to_ids_and_provider_slugs_with_the_verda_alias(client, cluster):
+    ids = f"{cluster['ib'].pk}, acme/efa-8x,verda/single-8x"
+    rows = api(client, f"{TRAIN}&ids={ids}")["results"]
+    assert {r["instance"]["name"] for r in rows} == {"ib.8x", "efa.8x", "single.8x"}
+    # ids and filters both apply
+    rows = api(client, f"{TRAIN}&ids={ids}&fabric=efa")["results"]
+    assert {r["instance"]["name"] for r in rows} == {"efa.8x"}
+
+
+def test_inference_says_whether_one_nvlink_domain_holds_the_model(client, cluster):
+    rows = api(client, "params_b=70&mode=inference&context_tokens=32768&nodes=1")["results"]
+    by = {r["instance"]["name"]: r for r in rows}
+    # 70e9 x 2 B = 130.385 GiB + 32,768 x 327,680 B = 10 GiB KV = 140.385; 8 x 80 x 0.9 = 576.
+    assert by["ib.8x"]["fits"] is True
+    assert by["ib.8x"]["needed_gib"] == pytest.approx(140.385, abs=1e-3)
+    assert by["pcie.8x"]["fits"] is False  # PCIe only: a domain of one 48 GiB GPU
+    assert "tensor parallel" in by["pcie.8x"]["reason"]
+    fitting = [r["fits"] for r in rows]
+    assert fitting == sorted(fitting, reverse=True)  # rows that fit first
+
+
+def test_unknown_parameter_names_and_listing_options_are_ignored(client, cluster):
+    plain = api(client, TRAIN)
+    noisy = api(client, f"{TRAIN}&utm_source=x&sort=bogus&page=9&format=csv&currency=CNY")
+    assert noisy == plain
+
+
+def test_the_api_answers_valid_json_only(client, cluster):
+    # The extremes parse_job accepts: the largest model, the lowest MFU, the most tokens.
+    extremes = "params_b=100000&mode=train-fsdp&mfu=0.001&tokens_per_step=1000000000000"
+    response = client.get(f"/api/estimate?{extremes}&nodes=1&nodes=1024")
+    assert response.status_code == 200
+    strict_json(response)
+
+
+# ------------------------------------------------------------------------------------------
+# Bad input: 400 with the field named, never a 500, on the API and the page
+# ------------------------------------------------------------------------------------------
+
+BAD = [
+    ("params_b=-1&mode=train-ddp", "params_b", "greater than 0"),
+    ("params_b=0&mode=train-ddp", "params_b", "greater than 0"),
+    ("params_b=1e9&mode=train-ddp", "params_b", "at most"),
+    ("params_b=abc&mode=train-ddp", "params_b", "number"),
+    ("params_b=nan&mode=train-ddp", "params_b", "number"),
+    ("params_b=inf&mode=train-ddp", "params_b", "number"),
+    ("params_b=1&params_b=2&mode=train-ddp", "params_b", "once"),
+    ("mode=train-ddp", "params_b", "required"),
+    ("params_b=1", "mode", "required"),
+    ("params_b=1&mode=pretrain", "mode", "Choose one of"),
+    ("params_b=1&mode=train-ddp&mode=inference", "mode", "once"),
+    ("params_b=1&mode=train-ddp&nodes=0", "nodes", "out of range"),
+    ("params_b=1&mode=train-ddp&nodes=-4", "nodes", "whole number"),
+    ("params_b=1&mode=train-ddp&nodes=100000", "nodes", "out of range"),
+    ("params_b=1&mode=train-ddp&nodes=two", "nodes", "whole number"),
+    ("params_b=1&mode=train-ddp&tokens_per_step=0", "tokens_per_step", "at least 1"),
+    ("params_b=1&mode=train-ddp&tokens_per_step=1e30", "tokens_per_step", "whole number"),
+    ("params_b=1&mode=train-ddp&bytes_per_param=0", "bytes_per_param", "greater than 0"),
+    ("params_b=1&mode=train-ddp&bytes_per_param=1000", "bytes_per_param", "at most"),
+    ("params_b=1&mode=train-ddp&mfu=0", "mfu", "greater than 0"),
+    ("params_b=1&mode=train-ddp&mfu=1.5", "mfu", "at most 1"),
+    ("params_b=1&mode=train-ddp&mfu=1e-300", "mfu", "at least 0.001"),
+    ("params_b=1&mode=train-ddp&overlap=-0.1", "overlap", "at least 0"),
+    ("params_b=1&mode=train-ddp&overlap=2", "overlap", "at most 1"),
+    ("params_b=1&mode=inference&context_tokens=-1", "context_tokens", "whole number"),
+    ("params_b=1&mode=inference&batch=0", "batch", "at least 1"),
+    ("params_b=1&mode=inference&kv_bytes_per_token=99999999999", "kv_bytes_per_token", "at most"),
+    ("params_b=1&mode=train-ddp&ids=acme/nope", "ids", "Unknown instance: acme/nope"),
+    ("params_b=1&mode=train-ddp&ids=123456789", "ids", "Unknown instance: 123456789"),
+    ("params_b=1&mode=train-ddp&ids=99999999999999999999", "ids", "Not an id"),
+    ("params_b=1&mode=train-ddp&ids=9999999999999999999", "ids", "Unknown instance"),
+    ("params_b=1&mode=train-ddp&ids=drop%20table", "ids", "Not an id"),
+    ("params_b=1&mode=train-ddp&ids=acme/ib-8x%00", "ids", "Null characters"),
+    ("params_b=1&mode=train-ddp&ids=1&ids=2", "ids", "once"),
+    ("params_b=1&mode=train-ddp&gpu__slug=h100-sxm", "gpu__slug", "not allowed"),
+    ("params_b=1&mode=train-ddp&_debug=1", "_debug", "not allowed"),
+    ("params_b=1&mode=train-ddp&instance__provider__slug=acme", "instance__provider__slug", ""),
+    ("params_b=1&mode=train-ddp&nvlink=maybe", "nvlink", ""),
+    ("params_b=1&mode=train-ddp&nvlink=true&nvlink=false", "nvlink", "once"),
+    ("params_b=1&mode=train-ddp&gpu=no-such-gpu", "gpu", ""),
+    ("params_b=1&mode=train-ddp&max_gpu_hour=-1", "max_gpu_hour", ""),
+    ("params_b=1&mode=train-ddp&q=%00", "q", ""),
+]
+
+
+@pytest.mark.parametrize(("params", "name", "message"), BAD)
+def test_bad_input_answers_400_naming_the_parameter(client, cluster, params, name, message):
+    response = client.get(f"/api/estimate?{params}")
+    assert response.status_code == 400
+    body = strict_json(response)
+    assert body["error"] == "invalid_parameters"
+    assert name in body["fields"], body
+    assert message in " ".join(body["fields"][name])
+
+
+@pytest.mark.parametrize(("params", "name", "message"), BAD)
+def test_the_page_shows_bad_input_at_its_field_with_400(client, cluster, params, name, message):
+    response = client.get(f"/estimate/?{params}")
+    assert response.status_code == 400
+    html = response.content.decode()
+    assert 'class="errors"' in html
+    assert f"<code>{name}</code>" in html
+    if name in ("params_b", "mode", "nodes", "mfu", "ids", "tokens_per_step", "overlap"):
+        shown = re.search(rf'<span id="err-{name}" class="field-error">([^<]*)</span>', html)
+        assert shown is not None
+        assert message.split(":")[0] in shown.group(1).replace("&#x27;", "'")
+
+
+def test_several_bad_parameters_are_named_together(client, cluster):
+    response = client.get("/api/estimate?params_b=-1&mode=x&nvlink=maybe&ids=acme/nope")
+    assert set(response.json()["fields"]) == {"params_b", "mode", "nvlink", "ids"}
+
+
+def test_a_post_is_not_allowed(client, cluster):
+    assert client.post(f"/api/estimate?{TRAIN}").status_code == 405
+
+
+# ------------------------------------------------------------------------------------------
+# The page
+# ------------------------------------------------------------------------------------------
+
+
+def page_rows(html: str) -> list[dict]:
+    """Each results row of the page: its key, its data attributes and its HTML."""
+    rows = []
+    for match in re.finditer(r'<tr data-key="([^"]+)"([^>]*)>(.*?)</tr>', html, re.DOTALL):
+        attrs = dict(re.findall(r'data-([a-z-]+)="([^"]*)"', match.group(2)))
+        rows.append({"key": match.group(1), "attrs": attrs, "html": match.group(3)})
+    return rows
+
+
+def number(text: str) -> float | None:
+    return float(text) if text else None
+
+
+def assert_page_agrees_with_api(client, params: str) -> list[dict]:
+    results = api(client, params)["results"]
+    response = client.get(f"/estimate/?{params}")
+    assert response.status_code == 200
+    rows = page_rows(response.content.decode())
+    assert rows
+    by_key = {f"{r['instance']['id']}:{r['nodes']}": r for r in results}
+    order = list(by_key)
+    positions = [order.index(row["key"]) for row in rows]
+    assert positions == sorted(positions)  # the page keeps the API's ranking
+    ranked = [r for r in rows if r["attrs"]["cost-per-billion"]]
+    assert [r["key"] for r in ranked] == order[: len(ranked)]
+    for row in rows:
+        result = by_key[row["key"]]
+        assert number(row["attrs"]["cost-per-billion"]) == result["cost_per_billion_tokens_usd"]
+        assert number(row["attrs"]["step-s"]) == result["step_s"]
+        assert number(row["attrs"]["efficiency"]) == result["efficiency"]
+        assert number(row["attrs"]["cost-per-hour"]) == result["cost_per_hour_usd"]
+        assert row["attrs"]["fits"] == ("true" if result["fits"] else "false")
+        if result["cost_per_billion_tokens_usd"] is not None:
+            assert format_usd(result["cost_per_billion_tokens_usd"]) in row["html"]
+        assert result["verdict"].replace("'", "&#x27;") in row["html"]
+    return rows
+
+
+def test_page_and_api_agree_for_the_same_query(client, cluster):
+    rows = assert_page_agrees_with_api(client, "params_b=7&mode=train-fsdp&nodes=1&nodes=2")
+    assert len(rows) == 12
+
+
+def test_without_a_job_the_page_shows_the_empty_form_and_worked_examples(client, cluster):
+    response = client.get("/estimate/")
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert 'name="params_b"' in html
+    assert "params_b=70&amp;mode=train-fsdp" in html  # the worked example
+    assert "data-key=" not in html
+    assert "Calibration" in html  # the model and its calibration are always on the page
+    assert "nccl" in html
+
+
+def test_the_empty_form_still_refuses_orm_shaped_names(client, cluster):
+    assert client.get("/estimate/?gpu__slug=x").status_code == 400
+
+
+def test_the_page_echoes_the_query_in_its_form(client, cluster):
+    html = client.get(f"/estimate/?{TRAIN}&nvswitch=true&ids=acme/ib-8x").content.decode()
+    assert 'name="params_b" value="1"' in html
+    assert '<option value="train-ddp" selected>' in html
+    assert 'name="nodes" value="4" checked' in html
+    assert 'name="nodes" value="16">' in html  # not asked for: unchecked
+    assert 'value="acme/ib-8x"' in html
+    assert '<option value="true" selected>' in html
+
+
+def test_the_page_draws_the_chart_and_bars_as_svg_without_style_attributes(client, cluster):
+    html = client.get(f"/estimate/?{TRAIN}").content.decode()
+    assert 'aria-labelledby="chart-title chart-desc"' in html
+    assert '<title id="chart-title">' in html
+    assert '<desc id="chart-desc">' in html
+    assert html.count("<polyline") == 5  # five instances have an efficiency; at most six
+    assert 'class="bar-compute"' in html
+    assert "style=" not in html  # the CSP forbids inline style attributes
+    assert "estimator.css" in html
+
+
+def test_the_page_shows_formulas_assumptions_and_calibration_sources(client, cluster):
+    html = client.get(f"/estimate/?{TRAIN}&mfu=0.5").content.decode()
+    assert "step = compute + (1 - overlap) x communication" in html
+    assert 'id="assumptions"' in html
+    assert "<td>0.5</td>" in html  # the echo of mfu
+    assert "https://github.com/NVIDIA/nccl/issues/527" in html
+    assert "out of sample" in html
+
+
+def test_the_page_is_served_in_chinese_too(client, cluster):
+    response = client.get(f"/zh-hans/estimate/?{TRAIN}")
+    assert response.status_code == 200
+    assert 'lang="zh-hans"' in response.content.decode()
+
+
+# ------------------------------------------------------------------------------------------
+# The issue's "Done when", on the shipped catalog
+# ------------------------------------------------------------------------------------------
+
+SEVENTY_B = (
+    "params_b=70&mode=train-fsdp&bytes_per_param=2&tokens_per_step=4194304"
+    "&nodes=1&nodes=2&nodes=4&nodes=8&nodes=16"
+)
+SEVENTY_B_INFERENCE = "params_b=70&mode=inference&context_tokens=32768&batch=1&nodes=1"
+
+
+@pytest.fixture
+def shipped(db):
+    call_command("load_catalog", stdout=io.StringIO())
+
+
+def test_70b_fsdp_on_the_shipped_catalog_ranks_it_and_page_and_api_agree(client, shipped):
+    body = api(client, SEVENTY_B)
+    ranked = [r for r in body["results"] if r["cost_per_billion_tokens_usd"] is not None]
+    assert len(ranked) >= 5
+    assert all(r["fits"] for r in ranked)
+    assert_page_agrees_with_api(client, SEVENTY_B)
+
+
+def test_70b_fsdp_shows_why_infiniband_and_nvswitch_nodes_win_beyond_one_node(client, shipped):
+    results = api(client, SEVENTY_B)["results"]
+    at_16 = [r for r in results if r["nodes"] == 16 and r["efficiency"] is not None]
+    switched_rdma = [
+        r["efficiency"]
+        for r in at_16
+        if r["intra_link"] == "nvlink-sharp" and r["inter_link"] in ("infiniband", "efa")
+    ]
+    pcie_or_tcp = [
+        r["efficiency"]
+        for r in at_16
+        if r["intra_link"] == "pcie" or r["inter_link"] in ("ethernet", "tcpx")
+    ]
+    assert switched_rdma
+    assert pcie_or_tcp
+    assert min(switched_rdma) > max(pcie_or_tcp)
+    html = client.get(f"/estimate/?{SEVENTY_B}").content.decode()
+    assert "Why the interconnect decides beyond one node" in html
+    assert "NVLink + NVSwitch SHARP / InfiniBand" in html
+    assert "PCIe / Ethernet (TCP)" in html
+    assert "communication-bound" in html
+    assert "the fabric gives" in html
+
+
+def test_70b_inference_at_32k_names_the_instances_one_nvlink_domain_holds_it_on(client, shipped):
+    results = api(client, SEVENTY_B_INFERENCE)["results"]
+    holders = {r["instance"]["name"] for r in results if r["fits"]}
+    assert {"p5.48xlarge", "Standard_ND96isr_H100_v5", "a3-highgpu-8g"} <= holders
+    assert "g6e.48xlarge" not in holders  # 8 x L40S on PCIe: a domain of one 48 GiB GPU
+    html = client.get(f"/estimate/?{SEVENTY_B_INFERENCE}").content.decode()
+    listed = html.split('<section class="holders">')[1].split("</section>")[0]
+    for name in holders:
+        assert f"<code>{name}</code>" in listed
+    assert "<code>g6e.48xlarge</code>" not in listed
+    assert_page_agrees_with_api(client, SEVENTY_B_INFERENCE)
+
+
+# ------------------------------------------------------------------------------------------
+# Queries and the OpenAPI document
+# ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("count", [10, 100])
+def test_the_query_count_does_not_grow_with_instances(
+    client, db, count, django_assert_max_num_queries
+):
+    provider = Provider.objects.create(
+        slug="bulk", name="Bulk", website="https://b.example", kind="marketplace"
+    )
+    region = Region.objects.create(provider=provider, code="r1", geo="eu")
+    gpu = GpuModel.objects.create(
+        slug="b200",
+        vendor="nvidia",
+        name="B200",
+        form_factor="sxm",
+        memory_gib=180,
+        bf16_dense_tflops=Decimal("2250"),
+        pcie_generation=5,
+    )
+    fabric = {"technology": "infiniband", "bandwidth_gbits_per_s": 3200, "multi_node": True}
+    for n in range(count):
+        instance = make_instance(provider, gpu, name=f"n{n}", link=NVSWITCH_8, fabric=fabric)
+        make_offer(instance, region)
+    ids = "bulk/n0,bulk/n1"
+    with django_assert_max_num_queries(5):
+        assert client.get(f"/api/estimate?{TRAIN}&nvswitch=true").status_code == 200
+    with django_assert_max_num_queries(6):
+        assert client.get(f"/api/estimate?{TRAIN}&ids={ids}&gpu=b200").status_code == 200
+    with django_assert_max_num_queries(8):
+        assert client.get(f"/estimate/?{TRAIN}&provider=bulk").status_code == 200
+
+
+def test_the_openapi_document_lists_the_estimate_endpoint(client, db):
+    document = client.get("/api/openapi.json").json()
+    operation = document["paths"]["/api/estimate"]["get"]
+    parameters = {p["name"]: p for p in operation["parameters"]}
+    assert {"params_b", "mode", "ids", "nodes", "mfu", "overlap", "context_tokens"} <= set(
+        parameters
+    )
+    assert {"gpu", "nvlink", "nvswitch", "fabric", "max_gpu_hour"} <= set(parameters)
+    assert parameters["params_b"]["required"] is True
+    assert parameters["mode"]["schema"]["enum"] == ["train-ddp", "train-fsdp", "inference"]
+    assert parameters["nodes"]["explode"] is True
+    assert {"200", "400", "429"} <= set(operation["responses"])
+    result = operation["responses"]["200"]["content"]["application/json"]["schema"]
+    item = result["properties"]["results"]["items"]
+    assert "cost_per_billion_tokens_usd" in item["required"]
