@@ -39,6 +39,7 @@ HOURS_PER_MONTH = Decimal(730)
 LEASE_MONTHS = {"1yr": 12, "3yr": 36}
 PURCHASE_PREFERENCE = ("All Upfront", "Partial Upfront", "No Upfront")
 PROGRESS_EVERY_BYTES = 8 * 1024 * 1024
+CHUNK_BYTES = 256 * 1024
 
 # Offer-file instanceType -> curated instance slug (fixtures/providers/aws.toml). A type not
 # listed maps by the contract's slug rule (p5.48xlarge -> p5-48xlarge); when no curated type has
@@ -103,6 +104,14 @@ WANTED = {
     "licenseModel": "No License required",
 }
 COMPUTE_FAMILIES = ("Compute Instance", "Compute Instance (bare metal)")
+# Documented keys of a product, a term and a price dimension; others are schema drift.
+PRODUCT_KEYS = frozenset({"sku", "productFamily", "attributes"})
+TERM_KEYS = frozenset(
+    {"offerTermCode", "sku", "effectiveDate", "priceDimensions", "termAttributes"}
+)
+DIMENSION_KEYS = frozenset(
+    {"rateCode", "description", "beginRange", "endRange", "unit", "pricePerUnit", "appliesTo"}
+)
 
 
 class AwsProduct(ProviderModel):
@@ -202,7 +211,25 @@ class _RegionParse:
         self.offers: list[ScrapedOffer] = []
         self.rejected: list[RejectedRow] = []
 
+    def _drift(self, what: str, raw: Any, known: frozenset[str]) -> None:
+        if isinstance(raw, dict) and set(raw) - known:
+            self.ctx.warn(f"aws: undocumented {what} field(s) {sorted(set(raw) - known)}")
+
+    def _term_drift(self, raw: Any) -> None:
+        for term in raw.values() if isinstance(raw, dict) else ():
+            self._drift("term", term, TERM_KEYS)
+            dimensions = term.get("priceDimensions") if isinstance(term, dict) else None
+            for dimension in dimensions.values() if isinstance(dimensions, dict) else ():
+                self._drift("price dimension", dimension, DIMENSION_KEYS)
+
     def product(self, sku: str, raw: Any) -> None:
+        attrs = raw.get("attributes") if isinstance(raw, dict) else None
+        if isinstance(attrs, dict):
+            name, gpus = attrs.get("instanceType"), attrs.get("gpu")
+            multi_gpu = isinstance(gpus, str) and gpus.isdigit() and int(gpus) >= 2
+            if isinstance(name, str) and name not in INSTANCE_SLUGS and not multi_gpu:
+                return  # the common case, skipped before validation: not a multi-GPU type
+        self._drift("product", raw, PRODUCT_KEYS)
         try:
             product = AwsProduct.model_validate(raw)
         except ValidationError as exc:
@@ -284,6 +311,7 @@ class _RegionParse:
 
     def on_demand(self, sku: str, raw: Any) -> None:
         info = self.products[sku]
+        self._term_drift(raw)
         try:
             terms = [AwsTerm.model_validate(t) for t in (raw or {}).values()]
         except (ValidationError, AttributeError) as exc:
@@ -308,6 +336,7 @@ class _RegionParse:
 
     def reserved(self, sku: str, raw: Any) -> None:
         info = self.products[sku]
+        self._term_drift(raw)
         best: dict[int, tuple[int, Decimal, str]] = {}
         try:
             terms = [AwsTerm.model_validate(t) for t in (raw or {}).values()]
@@ -404,7 +433,7 @@ def _get_offer_file(client: httpx.Client, url: str, parse: _RegionParse) -> None
                 f"{content_type or 'no content type'}: {snippet(head)}"
             )
         reader = _ByteReader(
-            response.iter_bytes(),
+            response.iter_bytes(CHUNK_BYTES),
             lambda n: parse.ctx.progress(f"aws {parse.region}: {n // 2**20} MiB read"),
         )
         try:

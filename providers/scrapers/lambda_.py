@@ -50,6 +50,11 @@ GPU_SLUGS = {
     "V100 (16 GB)": "v100-sxm2-16gb",
 }
 
+# Documented fields (OpenAPI v1.10.0); others are schema drift worth a warning on the run.
+ITEM_FIELDS = frozenset({"instance_type", "regions_with_capacity_available"})
+TYPE_FIELDS = frozenset({"name", "description", "gpu_description", "price_cents_per_hour", "specs"})
+SPEC_FIELDS = frozenset({"vcpus", "memory_gib", "storage_gib", "gpus"})
+
 REGION_GEO_PREFIXES = (("us-", "na"), ("europe-", "eu"), ("asia-", "asia"), ("me-", "me"))
 
 
@@ -166,6 +171,19 @@ def parse_item(
     return offers
 
 
+def _notice_drift(raw: object, ctx: ScrapeContext) -> None:
+    """Warn (once per run) about fields Lambda's OpenAPI document does not list."""
+    kind = raw.get("instance_type") if isinstance(raw, dict) else None
+    specs = kind.get("specs") if isinstance(kind, dict) else None
+    for what, obj, known in (
+        ("item", raw, ITEM_FIELDS),
+        ("instance_type", kind, TYPE_FIELDS),
+        ("specs", specs, SPEC_FIELDS),
+    ):
+        if isinstance(obj, dict) and set(obj) - known:
+            ctx.warn(f"lambda: undocumented {what} field(s) {sorted(set(obj) - known)}")
+
+
 def fetch(client: httpx.Client, ctx: ScrapeContext) -> ScrapeBatch:
     """Every multi-GPU instance type, offered in every region, with its capacity there."""
     ctx.progress("lambda: regions")
@@ -183,6 +201,7 @@ def fetch(client: httpx.Client, ctx: ScrapeContext) -> ScrapeBatch:
             reason = "instance type listed more than once in the answer; stored prices kept"
             result = RejectedRow(sku=key, reason=reason, instance_slug=mapped_slug(key))
         else:
+            _notice_drift(raw, ctx)
             result = parse_item(key, raw, regions)
         if isinstance(result, RejectedRow):
             # An unreadable type keeps its stored prices in every region.

@@ -83,7 +83,11 @@ CASES = [
         "aws",
         "renamed-field",
         "failed",
-        ["all 6 row(s) were rejected", "pricePerUnit: Field required"],
+        [
+            "all 6 row(s) were rejected",
+            "pricePerUnit: Field required",
+            "undocumented price dimension field(s) ['price']",
+        ],
     ),
     (
         "aws",
@@ -124,7 +128,11 @@ CASES = [
         "lambda",
         "renamed-field",
         "failed",
-        ["row(s) were rejected", "instance_type.price_cents_per_hour: Field required"],
+        [
+            "row(s) were rejected",
+            "instance_type.price_cents_per_hour: Field required",
+            "undocumented instance_type field(s) ['price_cents']",
+        ],
     ),
     ("lambda", "missing-field", "succeeded", ["instance_type.specs: Field required"]),
     (

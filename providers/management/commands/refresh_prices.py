@@ -169,6 +169,8 @@ class Command(BaseCommand):
         styles = {"succeeded": "green", "failed": "red", "rejected": "red", "skipped": "yellow"}
         for slug, run in runs.items():
             note = run.error_messages[-1] if run.error_messages else ""
+            if not note and run.warnings:
+                note = f"{len(run.warnings)} warning(s): {run.warnings[0]}"
             table.add_row(
                 slug,
                 *(str(getattr(run, name)) for name in COUNTS),
