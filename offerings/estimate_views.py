@@ -15,7 +15,6 @@ from decimal import Decimal
 from functools import cache
 from typing import Any
 
-from django.db.models import Q
 from django.http import HttpRequest, HttpResponse, JsonResponse, QueryDict
 from django.shortcuts import render
 from django.urls import reverse
@@ -36,7 +35,7 @@ from offerings.estimator import (
     parse_job,
 )
 from offerings.estimator_calibration import CALIBRATION_POINTS, calibration_report
-from offerings.filters import PROVIDER_ALIASES, ListingQuery, parse_listing_query
+from offerings.filters import ListingQuery, parse_instance_ids, parse_listing_query
 from offerings.listing import RateTable, attach_row_offers, detail_path, offer_usd
 from offerings.models import InstanceType
 
@@ -45,15 +44,13 @@ IGNORED_OPTIONS = frozenset({"page", "page_size", "format", "currency", "sort"})
 ESTIMATE_PARAMETERS = frozenset({"ids", *JOB_KEYS}) | IGNORED_OPTIONS
 SIGNIFICANT_DIGITS = 6
 IDS_MAX = 100
-ID_MAX = 2**63 - 1  # BigAutoField: a larger number cannot be an id
 #: parse_job accepts any mfu > 0; below this the compute time overflows a float.
 MFU_MIN = 0.001
 NODE_CHOICES = (1, 2, 4, 8, 16, 32)
 TABLE_ROWS_MAX = 200
 CHART_INSTANCES = 6
 
-_ID = re.compile(r"\d{1,19}", re.ASCII)
-_PROVIDER_SLUG = re.compile(r"([a-z0-9][a-z0-9-]{0,49})/([a-z0-9][a-z0-9-]{0,119})", re.ASCII)
+_NODE_COUNT = re.compile(r"\d{1,4}", re.ASCII)
 
 
 # --------------------------------------------------------------------------------------------
@@ -82,47 +79,9 @@ def resolve_ids(values: list[str]) -> tuple[set[int] | None, list[str]]:
         return None, []
     if len(given) > 1:
         return None, ["Give this parameter once, with the instances separated by commas."]
-    text = given[0]
-    if "\x00" in text:
-        return None, ["Null characters are not allowed."]
-    tokens = list(dict.fromkeys(t.strip() for t in text.split(",") if t.strip()))
-    if len(tokens) > IDS_MAX:
-        return None, [f"Give at most {IDS_MAX} instances."]
-    numbers: dict[str, int] = {}
-    pairs: dict[str, tuple[str, str]] = {}
-    malformed: list[str] = []
-    for token in tokens:
-        slug_match = _PROVIDER_SLUG.fullmatch(token)
-        if _ID.fullmatch(token):
-            numbers[token] = int(token)
-        elif slug_match:
-            provider, slug = slug_match.groups()
-            pairs[token] = (PROVIDER_ALIASES.get(provider, provider), slug)
-        else:
-            malformed.append(token)
-    if malformed:
-        shown = ", ".join(repr(t[:40]) for t in malformed[:5])
-        return None, [f"Not an id or provider/slug: {shown}."]
-    condition = Q(pk__in=[n for n in numbers.values() if n <= ID_MAX])
-    for provider, slug in pairs.values():
-        condition |= Q(provider__slug=provider, slug=slug)
-    found = InstanceType.objects.visible().filter(condition)
-    by_pk: set[int] = set()
-    by_slug: dict[tuple[str, str], int] = {}
-    for pk, provider, slug in found.values_list("pk", "provider__slug", "slug"):
-        by_pk.add(pk)
-        by_slug[(provider, slug)] = pk
-    pks: set[int] = set()
-    unknown: list[str] = []
-    for token in tokens:
-        pk = numbers.get(token) if token in numbers else by_slug.get(pairs[token])
-        if pk is None or pk not in by_pk:
-            unknown.append(token)
-        else:
-            pks.add(pk)
-    if unknown:
-        return None, [f"Unknown instance: {', '.join(unknown[:5])}."]
-    return pks, []
+    visible = InstanceType.objects.visible().select_related("provider")
+    rows, errors = parse_instance_ids(given[0], queryset=visible, maximum=IDS_MAX)
+    return (None, errors) if errors else ({row.pk for row in rows}, [])
 
 
 def parse_estimate_query(query: QueryDict) -> EstimateQuery:
@@ -580,7 +539,7 @@ def node_choices(query: QueryDict) -> list[dict[str, Any]]:
     sent = [value.strip() for value in query.getlist("nodes") if value.strip()]
     checked = set(sent) if sent else {"1", "2", "4", "8", "16"}
     values = [str(n) for n in NODE_CHOICES]
-    values += [v for v in dict.fromkeys(sent) if v not in values and _ID.fullmatch(v)]
+    values += [v for v in dict.fromkeys(sent) if v not in values and _NODE_COUNT.fullmatch(v)]
     return [{"value": value, "checked": value in checked} for value in values]
 
 

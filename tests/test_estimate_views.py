@@ -20,8 +20,7 @@ from tests.conftest import NVSWITCH_8, make_instance, make_offer
 TRAIN = "params_b=1&mode=train-ddp&nodes=1&nodes=2&nodes=4"
 
 
-@pytest.fixture
-def cluster(db):
+def make_cluster() -> dict:
     """Instances with every figure the model needs, each wired differently between nodes."""
     acme = Provider.objects.create(
         slug="acme", name="Acme Cloud", website="https://acme.example", kind="specialist"
@@ -96,6 +95,11 @@ def cluster(db):
     make_offer(rows["single"], fin, price="20.00")
     make_offer(rows["unknown"], region, price="16.00")
     return rows
+
+
+@pytest.fixture
+def cluster(db):
+    return make_cluster()
 
 
 def api(client, params: str) -> dict:
@@ -292,9 +296,10 @@ BAD = [
     ("params_b=1&mode=inference&kv_bytes_per_token=99999999999", "kv_bytes_per_token", "at most"),
     ("params_b=1&mode=train-ddp&ids=acme/nope", "ids", "Unknown instance: acme/nope"),
     ("params_b=1&mode=train-ddp&ids=123456789", "ids", "Unknown instance: 123456789"),
-    ("params_b=1&mode=train-ddp&ids=99999999999999999999", "ids", "Not an id"),
-    ("params_b=1&mode=train-ddp&ids=9999999999999999999", "ids", "Unknown instance"),
-    ("params_b=1&mode=train-ddp&ids=drop%20table", "ids", "Not an id"),
+    ("params_b=1&mode=train-ddp&ids=99999999999999999999", "ids", "Unknown instance"),
+    ("params_b=1&mode=train-ddp&ids=9223372036854775808", "ids", "Unknown instance"),
+    ("params_b=1&mode=train-ddp&ids=drop%20table", "ids", "Unknown instance: drop table"),
+    ("params_b=1&mode=train-ddp&ids=acme/ib-8x,acme/ib-8x", "ids", "once"),
     ("params_b=1&mode=train-ddp&ids=acme/ib-8x%00", "ids", "Null characters"),
     ("params_b=1&mode=train-ddp&ids=1&ids=2", "ids", "once"),
     ("params_b=1&mode=train-ddp&gpu__slug=h100-sxm", "gpu__slug", "not allowed"),
