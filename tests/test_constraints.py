@@ -7,6 +7,7 @@ import pytest
 from django.db import IntegrityError, transaction
 
 from offerings.models import (
+    CorrectionReport,
     ExchangeRate,
     Fabric,
     GpuLink,
@@ -173,6 +174,15 @@ BAD_ROWS = {
     ],
     "skureview_mapped_has_target": lambda c: SkuReview.objects.create(
         provider=c["provider"], sku="x", status="mapped"
+    ),
+    "correction_topic_valid": lambda c: CorrectionReport.objects.create(
+        instance=c["instance"], topic="vibes", message="wrong", source_url=SOURCE
+    ),
+    "correction_status_valid": lambda c: CorrectionReport.objects.create(
+        instance=c["instance"], topic="price", message="wrong", source_url=SOURCE, status="maybe"
+    ),
+    "correction_has_message": lambda c: CorrectionReport.objects.create(
+        instance=c["instance"], topic="price", message="", source_url=SOURCE
     ),
 }
 

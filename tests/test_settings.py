@@ -90,7 +90,10 @@ def test_the_suite_runs_on_postgresql():
 
 
 def run_manage(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
-    base = {k: v for k, v in os.environ.items() if k not in {"DJANGO_ENV", "DEBUG", "SECRET_KEY"}}
+    # A clean environment: none of the test run's own switches (the browser tests set
+    # DJANGO_ALLOW_ASYNC_UNSAFE, which `check --deploy` rightly refuses).
+    dropped = {"DJANGO_ENV", "DEBUG", "SECRET_KEY", "DJANGO_ALLOW_ASYNC_UNSAFE"}
+    base = {k: v for k, v in os.environ.items() if k not in dropped}
     return subprocess.run(
         [sys.executable, "manage.py", *args],
         cwd=settings.BASE_DIR,
