@@ -107,6 +107,11 @@ class RetryTransport(httpx.BaseTransport):
         self.inner.close()
 
 
+def live_transport() -> httpx.BaseTransport:
+    """The network transport: pooled connections within LIMITS; retries are RetryTransport's."""
+    return httpx.HTTPTransport(limits=LIMITS, retries=0)
+
+
 def make_client(
     transport: httpx.BaseTransport | None = None,
     *,
@@ -117,7 +122,7 @@ def make_client(
     timeout: httpx.Timeout = TIMEOUT,
 ) -> httpx.Client:
     """Build the client every scraper uses; pass `transport` to serve recorded responses."""
-    inner = transport or httpx.HTTPTransport(limits=LIMITS, retries=0)
+    inner = transport or live_transport()
     return httpx.Client(
         transport=RetryTransport(
             inner, max_attempts=max_attempts, sleep=time.sleep if sleep is None else sleep, rng=rng

@@ -36,7 +36,7 @@ def describe_http_failure(exc: httpx.HTTPError) -> str:
     if isinstance(exc, ReplayMismatch):
         return str(exc)
     if isinstance(exc, httpx.TimeoutException):
-        return f"timed out waiting for {url} (after retries): {exc}"
+        return f"timed out waiting for {url} (after retries; {type(exc).__name__})"
     return f"request to {url} failed (after retries): {type(exc).__name__}: {exc}"
 
 

@@ -75,7 +75,7 @@ CASES = [
         "azure",
         "timeout",
         "failed",
-        ["timed out waiting for https://prices.azure.com", "(after retries)"],
+        ["timed out waiting for https://prices.azure.com", "(after retries; ReadTimeout)"],
     ),
     ("aws", "truncated-json", "failed", ["is not valid JSON after"]),
     ("aws", "html-200", "failed", ["aws region index: expected JSON", "text/html"]),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from io import StringIO
 
+import httpx
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
@@ -48,3 +49,38 @@ def test_the_summary_names_every_count_and_the_status(catalog, settings):
     for column in ("fetched", "created", "updated", "unchanged", "retired", "rejected", "errors"):
         assert column in output
     assert "succeeded" in output
+
+
+def test_record_writes_a_replayable_recording_with_the_api_key_redacted(
+    catalog, settings, tmp_path, monkeypatch
+):
+    """A live run (the network faked at the transport) recorded, then replayed to the same prices."""
+    from providers import http
+    from providers.replay import ReplayTransport
+
+    settings.LAMBDA_API_KEY = "sk-live-secret"
+    recorded = ReplayTransport(RECORDINGS / "lambda" / "manifest.json")
+
+    def network(request):
+        assert request.headers["Authorization"] == "Bearer sk-live-secret"
+        response = recorded.handle_request(request)
+        if request.url.path.endswith("/regions"):
+            # An answer that echoes the key must not leak it into the recording.
+            body = response.read().replace(b"Virginia, USA", b"Virginia (sk-live-secret)")
+            return httpx.Response(200, headers=response.headers, content=body)
+        return response
+
+    monkeypatch.setattr(http, "live_transport", lambda: httpx.MockTransport(network))
+    refresh("--provider", "lambda", "--record", str(tmp_path))
+    live = ScrapeRun.objects.get(provider__slug="lambda")
+    assert live.status == "succeeded"
+
+    files = list((tmp_path / "lambda").iterdir())
+    assert {f.name for f in files} >= {"manifest.json"}
+    assert all(b"sk-live-secret" not in f.read_bytes() for f in files)
+    assert b"Virginia (REDACTED)" in b"".join(f.read_bytes() for f in files)
+
+    settings.LAMBDA_API_KEY = ""
+    refresh("--provider", "lambda", "--replay", str(tmp_path / "lambda"))
+    replayed = ScrapeRun.objects.filter(provider__slug="lambda").latest()
+    assert (replayed.status, replayed.unchanged, replayed.created) == ("succeeded", 28, 0)

@@ -12,7 +12,8 @@ from rich.table import Table
 
 from offerings import services
 from offerings.models import Provider, ScrapeRun
-from providers.http import LIMITS, make_client
+from providers import http
+from providers.http import make_client
 from providers.refresh import ProviderNotInCatalog, refresh_provider
 from providers.registry import SCRAPERS, resolve
 from providers.replay import (
@@ -136,9 +137,7 @@ class Command(BaseCommand):
                 return services.fail_scrape_run(services.start_scrape_run(provider), str(exc))
         elif record is not None:
             transport = RecordingTransport(
-                httpx.HTTPTransport(limits=LIMITS, retries=0),
-                record / slug,
-                secrets=[scraper.api_key()],
+                http.live_transport(), record / slug, secrets=[scraper.api_key()]
             )
         client = make_client(transport, sleep=_no_sleep if replay is not None else None)
         with client:
