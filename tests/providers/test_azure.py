@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import tomllib
 from decimal import Decimal
 from pathlib import Path
 
+import httpx
 import pytest
 from django.conf import settings
 from django.core.management import call_command
@@ -257,3 +259,29 @@ def test_replaying_several_providers_uses_their_subfolders(db, catalog):
             verbosity=0,
         )
     assert ScrapeRun.objects.get(provider__slug="azure").status == "succeeded"
+
+
+def test_a_full_page_without_next_page_link_is_followed_by_stepping_skip(sleeps):
+    """The API has dropped NextPageLink on full pages; a short page ends the region."""
+    from urllib.parse import parse_qs
+
+    from providers.http import make_client
+
+    asked = []
+
+    def network(request):
+        query = parse_qs(request.url.query.decode())
+        asked.append(query.get("$skip", ["0"])[0])
+        count = {"0": 100, "100": 3}.get(asked[-1], 0)
+        items = [item(retailPrice=Decimal(1 + i)) for i in range(count)]
+        body = {"Items": items, "NextPageLink": None, "Count": count}
+        return httpx.Response(
+            200,
+            headers={"Content-Type": "application/json"},
+            content=json.dumps(body, default=float),
+        )
+
+    with make_client(httpx.MockTransport(network), sleep=sleeps) as client:
+        batch = azure.fetch(client, ScrapeContext(now=None, regions=("eastus",)))
+    assert asked == ["0", "100"]
+    assert len(batch.offers) == 103
