@@ -73,6 +73,10 @@ def refresh_provider(
         return services.fail_scrape_run(run, str(exc), ctx.warnings)
     except httpx.HTTPError as exc:
         return services.fail_scrape_run(run, describe_http_failure(exc), ctx.warnings)
+    except Exception as exc:  # a scraper bug must still close its run, not leave it "running"
+        logger.exception("%s: scraper crashed", slug)
+        reason = f"scraper error: {type(exc).__name__}: {exc}"
+        return services.fail_scrape_run(run, reason, ctx.warnings)
     try:
         return services.upsert_offers(run, batch)
     except (DatabaseError, ValueError) as exc:

@@ -84,3 +84,20 @@ def test_record_writes_a_replayable_recording_with_the_api_key_redacted(
     refresh("--provider", "lambda", "--replay", str(tmp_path / "lambda"))
     replayed = ScrapeRun.objects.filter(provider__slug="lambda").latest()
     assert (replayed.status, replayed.unchanged, replayed.created) == ("succeeded", 28, 0)
+
+
+def test_a_crashing_scraper_fails_its_run_instead_of_leaving_it_running(catalog, monkeypatch):
+    from providers import registry
+    from providers.http import make_client
+    from providers.refresh import refresh_provider
+
+    def broken(client, ctx):
+        raise KeyError("Items")
+
+    scraper = registry.SCRAPERS["azure"]
+    monkeypatch.setitem(
+        registry.SCRAPERS, "azure", registry.Scraper("azure", broken, scraper.api_key_setting)
+    )
+    with make_client(httpx.MockTransport(lambda request: httpx.Response(500))) as client:
+        run = refresh_provider("azure", client)
+    assert (run.status, run.error_messages) == ("failed", ["scraper error: KeyError: 'Items'"])
