@@ -7,6 +7,7 @@ parsed strictly: a bad value stops start-up with an error that names the variabl
 
 import os
 import re
+from datetime import timedelta
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -118,6 +119,14 @@ def env_url(name: str, schemes: tuple[str, ...], default=_MISSING, *, environ=No
         raise ImproperlyConfigured(
             f"{name} must be a URL with scheme {' or '.join(schemes)} and a host, got {value!r}"
         )
+    return value
+
+
+def env_rate(name: str, default=_MISSING, *, environ=None) -> str:
+    """A django-ratelimit rate: requests per period, e.g. 5/h, 120/m or 20/10m."""
+    value = env_str(name, default, environ=environ).strip()
+    if not re.fullmatch(r"[1-9]\d*/\d*[smhd]", value):
+        raise ImproperlyConfigured(f"{name} must look like 5/h, 120/m or 20/10m, got {value!r}")
     return value
 
 
@@ -293,11 +302,10 @@ REFRESH_MIN_ROW_RATIO = env_decimal("REFRESH_MIN_ROW_RATIO", "0.8", minimum=0, m
 # Off in the test settings; the tests of the limits switch them on.
 RATELIMIT_ENABLE = env_bool("RATELIMIT_ENABLE", not TESTING)
 RATELIMIT_USE_CACHE = "default"
-CORRECTION_RATE = env_str("CORRECTION_RATE", "5/h")
-if not re.fullmatch(r"\d+/\d*[smhd]", CORRECTION_RATE):
-    raise ImproperlyConfigured(
-        f"CORRECTION_RATE must look like 5/h or 20/10m, got {CORRECTION_RATE!r}"
-    )
+CORRECTION_RATE = env_rate("CORRECTION_RATE", "5/h")
+# Per client IP: the JSON API (/api/...) and the feeds (/feeds/...); over it they answer 429.
+API_RATE = env_rate("API_RATE", "120/m")
+FEED_RATE = env_rate("FEED_RATE", "30/m")
 
 # Provider scrapers (refresh_prices). A provider whose API key is unset is skipped.
 LAMBDA_API_KEY = env_str("LAMBDA_API_KEY", "")
@@ -330,6 +338,34 @@ if PRODUCTION:
     SESSION_COOKIE_SECURE = True
     CSRF_COOKIE_SECURE = True
     CSRF_COOKIE_HTTPONLY = True
+
+# -- Security: brute force on the admin login, rate limits, the admin's CSP (issue 10) --------
+INSTALLED_APPS += ["axes"]
+# Admin messages live in the (Secure, HttpOnly) session: the cookie store would set and delete a
+# `messages` cookie that carries neither flag.
+MESSAGE_STORAGE = "django.contrib.messages.storage.session.SessionStorage"
+# Rate limits on /api/ and /feeds/ answer 429 before any session or view work is done.
+MIDDLEWARE.insert(
+    MIDDLEWARE.index("whitenoise.middleware.WhiteNoiseMiddleware") + 1,
+    "offerings.middleware.RateLimitMiddleware",
+)
+# django-axes: after AXES_FAILURE_LIMIT failed logins from one client IP, every login from it
+# is refused (429) for AXES_COOLOFF_MINUTES. Counted in Redis with REDIS_URL, in the database
+# otherwise (local memory would count per process).
+MIDDLEWARE += ["axes.middleware.AxesMiddleware"]
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_ENABLED = env_bool("AXES_ENABLED", True)
+AXES_FAILURE_LIMIT = env_int("AXES_FAILURE_LIMIT", 5, minimum=1)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("AXES_COOLOFF_MINUTES", 30, minimum=1))
+AXES_LOCKOUT_PARAMETERS = ["ip_address"]
+AXES_HANDLER = (
+    "axes.handlers.cache.AxesCacheHandler"
+    if REDIS_URL
+    else "axes.handlers.database.AxesDatabaseHandler"
+)
 
 LOG_LEVEL = env_choice("LOG_LEVEL", ("DEBUG", "INFO", "WARNING", "ERROR"), "INFO")
 LOGGING = {

@@ -212,7 +212,19 @@ ERROR = {
 
 RATE_LIMITED = {
     "description": "Too many requests; retry after the number of seconds in Retry-After.",
-    "headers": {"Retry-After": {"schema": {"type": "integer"}}},
+    "headers": {"Retry-After": {"schema": {"type": "integer", "minimum": 1}}},
+    "content": {
+        "application/json": {
+            "schema": {
+                "type": "object",
+                "required": ["error", "retry_after"],
+                "properties": {
+                    "error": {"type": "string", "enum": ["rate_limited"]},
+                    "retry_after": {"type": "integer", "minimum": 1},
+                },
+            }
+        }
+    },
 }
 
 
