@@ -426,7 +426,8 @@ def efficiency_chart(results: list[dict[str, Any]], nodes: tuple[int, ...]) -> d
                 "x": x(r["nodes"]),
                 "y": y(r["efficiency"]),
                 "fits": r["fits"],
-                "label": f"{instance['name']}: {r['nodes']} × {format_share(r['efficiency'])}",
+                "nodes": r["nodes"],
+                "efficiency": format_share(r["efficiency"]),
             }
             for r in rows
         ]
@@ -436,9 +437,6 @@ def efficiency_chart(results: list[dict[str, Any]], nodes: tuple[int, ...]) -> d
                 "name": f"{instance['provider']} {instance['name']}",
                 "points": points,
                 "polyline": " ".join(f"{p['x']},{p['y']}" for p in points),
-                "summary": ", ".join(
-                    f"{r['nodes']}: {format_share(r['efficiency'])}" for r in rows
-                ),
                 "legend_x": left + (index % 2) * (plot_width / 2),
                 "legend_y": top_margin + plot_height + CHART["bottom"] + (index // 2) * 20,
             }
