@@ -196,6 +196,7 @@ INSTALLED_APPS = [
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
     "django.contrib.humanize",
+    "django.contrib.sitemaps",
     "django.contrib.postgres",
     "django_filters",
     "offerings",

@@ -2,9 +2,10 @@
 
 from django.conf.urls.i18n import i18n_patterns
 from django.contrib import admin
+from django.contrib.sitemaps.views import sitemap
 from django.urls import include, path
 
-from offerings import estimate_views, feeds, views
+from offerings import estimate_views, feeds, pages, views
 
 urlpatterns = [
     path("admin/", admin.site.urls),
@@ -19,3 +20,8 @@ urlpatterns += i18n_patterns(
     path("", include("offerings.urls")),
     prefix_default_language=False,
 )
+
+urlpatterns += [
+    path("sitemap.xml", sitemap, {"sitemaps": pages.SITEMAPS}, name="sitemap"),
+    path("robots.txt", pages.robots_txt, name="robots-txt"),
+]

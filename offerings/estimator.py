@@ -1038,9 +1038,9 @@ def _inference_verdict(row: EstimateResult) -> str:
     return text
 
 
-def _sort_key(row: EstimateResult) -> tuple[Any, ...]:
+def _sort_key(row: EstimateResult, inference: bool = False) -> tuple[Any, ...]:
     cost = row.cost_per_billion_tokens_usd
-    if row.step_s is None and row.cost_per_hour_usd is not None and row.fits:
+    if inference and row.cost_per_hour_usd is not None and row.fits:
         cost = row.cost_per_hour_usd  # inference: the cheapest node count that fits
     return (
         cost is None,
@@ -1101,5 +1101,6 @@ def estimate(
             results.extend(_training_verdicts(rows, constants))
         else:
             results.extend(estimate_inference(instance, job, n, constants) for n in job.nodes)
-    results.sort(key=_sort_key)
+    # Training rows without an estimate keep a null cost, so they rank after every real one.
+    results.sort(key=lambda row: _sort_key(row, inference=not job.is_training))
     return Estimate(results=tuple(results), assumptions=assumptions(job, constants))

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from offerings import estimate_views, views
+from offerings import estimate_views, pages, views
 
 app_name = "offerings"
 
@@ -16,4 +16,10 @@ urlpatterns = [
     path("gpus/<slug:slug>/", views.gpu_detail, name="gpu-detail"),
     path("providers/<slug:slug>/", views.provider_detail, name="provider-detail"),
     path("estimate/", estimate_views.estimate_page, name="estimate"),
+]
+
+urlpatterns += [
+    path("learn/nvlink-vs-infiniband/", pages.learn, name="learn"),
+    path("faq/", pages.faq, name="faq"),
+    path("about/data/", pages.about_data, name="about-data"),
 ]

@@ -6,6 +6,7 @@ Pure unit tests: no database. Arithmetic is written out next to each expected nu
 import json
 import math
 from itertools import pairwise
+from types import SimpleNamespace
 
 import pytest
 
@@ -632,3 +633,29 @@ def test_absurd_but_valid_sizes_give_finite_numbers_not_overflows() -> None:
     for row in estimate([make()], inference).results:
         assert not row.fits
         assert math.isfinite(row.needed_gib)
+
+
+def test_training_rows_without_an_estimate_rank_after_every_estimated_row():
+    from offerings.estimator import _sort_key
+
+    priced_unknown = SimpleNamespace(
+        cost_per_billion_tokens_usd=None,
+        cost_per_hour_usd=1.0,
+        step_s=None,
+        fits=True,
+        instance={"id": 1},
+        nodes=1,
+    )
+    estimated = SimpleNamespace(
+        cost_per_billion_tokens_usd=5000.0,
+        cost_per_hour_usd=90.0,
+        step_s=100.0,
+        fits=True,
+        instance={"id": 2},
+        nodes=1,
+    )
+    ranked = sorted([priced_unknown, estimated], key=_sort_key)
+    assert ranked == [estimated, priced_unknown]
+    # for inference the hourly price is the ranking cost of a fitting row
+    inference = sorted([estimated, priced_unknown], key=lambda r: _sort_key(r, inference=True))
+    assert inference[0] is priced_unknown

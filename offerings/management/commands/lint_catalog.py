@@ -31,6 +31,7 @@ from django.core.management.base import BaseCommand, CommandError
 from pydantic import AnyHttpUrl, BaseModel, ConfigDict, Field
 from pydantic import ValidationError as SchemaError
 
+from offerings import facts
 from offerings.schemas import (
     ExchangeRateCatalog,
     GpuCatalog,
@@ -39,10 +40,10 @@ from offerings.schemas import (
     ProviderCatalog,
 )
 
-# NVLink bandwidth per GPU, bidirectional GB/s, by NVLink generation (NVIDIA's datasheet figures).
-NVLINK_GBYTES_PER_GPU = {2: 300, 3: 600, 4: 900, 5: 1800}
-# AMD Infinity Fabric (xGMI) aggregate per GPU, bidirectional GB/s, by GPU slug.
-INFINITY_FABRIC_GBYTES_PER_GPU = {"mi300x": 896, "mi325x": 896}
+# NVLink bandwidth per GPU (bidirectional GB/s, by NVLink generation) and AMD Infinity Fabric
+# aggregate per GPU (by GPU slug): the same figures the explainer and FAQ state.
+NVLINK_GBYTES_PER_GPU = facts.NVLINK_GBYTES_PER_GPU
+INFINITY_FABRIC_GBYTES_PER_GPU = facts.INFINITY_FABRIC_GBYTES_PER_GPU
 RDMA_FABRICS = {"infiniband", "roce", "efa", "erdma"}
 OVERRIDES_FILE = "lint_overrides.toml"
 

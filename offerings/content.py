@@ -1,0 +1,184 @@
+"""What the content pages share: links from prose into the table, figures, and a small markup.
+
+- `TABLE_LINKS`: every pre-filtered view of the table a sentence may point at, by slug, with the
+  contract's query parameters. `table_link_counts()` counts the matching instance types (one
+  `COUNT` per link, cached for a few minutes, the same for both languages).
+- Figures come from `offerings.facts` and are rendered with their source as the link.
+- `render_markup()` turns the FAQ's plain text into HTML: `[text](https://...)` is a source link,
+  `[text](table:slug)` a table link with its live count, `{name}` a figure, `` `x` `` code.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.core.cache import cache
+from django.http import QueryDict
+from django.urls import reverse
+from django.utils.formats import number_format
+from django.utils.html import escape, format_html
+from django.utils.safestring import SafeString, mark_safe
+from django.utils.translation import gettext
+
+from offerings.facts import Figure, stated_figures
+from offerings.filters import parse_listing_query
+
+Absolute = Callable[[str], str]
+RDMA_QUERY = "fabric=infiniband&fabric=roce&fabric=efa&fabric=erdma"
+
+
+@dataclass(frozen=True)
+class TableLink:
+    """A pre-filtered view of the filter page, in the contract's query parameters."""
+
+    slug: str
+    query: str
+
+
+TABLE_LINKS: dict[str, TableLink] = {
+    link.slug: link
+    for link in (
+        TableLink("nvlink", "nvlink=true&gpu_count_min=2"),
+        TableLink("nvlink-infiniband", "nvlink=true&fabric=infiniband"),
+        TableLink("nvlink-ethernet", "nvlink=true&fabric=ethernet"),
+        TableLink("pcie-only", "nvlink=false&gpu_count_min=2"),
+        TableLink("nvswitch-8", "nvswitch=true&gpu_count_min=8"),
+        TableLink("nvlink-640gb", "nvlink=true&node_memory_min=640"),
+        TableLink("nvlink-5", "nvlink_bw_min=1800"),
+        TableLink("nvl72", "gpu=gb200&gpu=gb300"),
+        TableLink("infiniband", "fabric=infiniband"),
+        TableLink("infiniband-3200", "fabric=infiniband&fabric_gbps_min=3200"),
+        TableLink("rdma", RDMA_QUERY),
+        TableLink("roce", "fabric=roce"),
+        TableLink("efa", "fabric=efa"),
+        TableLink("erdma", "fabric=erdma"),
+        TableLink("tcpx", "fabric=tcpx"),
+        TableLink("ethernet", "fabric=ethernet&gpu_count_min=2"),
+        TableLink("gpudirect-rdma", "gpudirect_rdma=true"),
+        TableLink("multi-node", "multi_node=true"),
+        TableLink("nvlink-rdma-multi-node", f"nvlink=true&{RDMA_QUERY}&multi_node=true"),
+        TableLink("spot-nvlink", "nvlink=true&price_kind=spot"),
+    )
+}
+
+COUNTS_CACHE_KEY = "content:table-link-counts:v1"
+COUNTS_TIMEOUT_SECONDS = 300
+
+
+def count_matches(query: str) -> int | None:
+    """How many visible instance types the filter page lists for `query`; None if invalid."""
+    listing = parse_listing_query(QueryDict(query))
+    if not listing.is_valid:
+        return None
+    return listing.filterset.qs.count()
+
+
+def table_link_counts() -> dict[str, int | None]:
+    """The live count behind every table link, cached so a content page costs one cache read."""
+    counts = cache.get(COUNTS_CACHE_KEY)
+    if counts is None:
+        counts = {slug: count_matches(link.query) for slug, link in TABLE_LINKS.items()}
+        cache.set(COUNTS_CACHE_KEY, counts, COUNTS_TIMEOUT_SECONDS)
+    return counts
+
+
+def table_url(slug: str) -> str:
+    """The filter page in the active language, pre-filtered for the link `slug`."""
+    return f"{reverse('offerings:instance-list')}?{TABLE_LINKS[slug].query}"
+
+
+def count_label(count: int | None) -> str:
+    if not count:
+        return gettext("(none listed yet)")
+    return gettext("(%(count)s listed)") % {"count": number_format(count, force_grouping=True)}
+
+
+def table_link_html(
+    slug: str, text: str, *, plain: bool = False, absolute: Absolute | None = None
+) -> SafeString:
+    """`text` (already HTML) linked to the pre-filtered table, followed by the live count."""
+    label = count_label(table_link_counts().get(slug))
+    if plain:
+        url = absolute(table_url(slug)) if absolute else table_url(slug)
+        return format_html('<a href="{}">{}</a> {}', url, text, label)
+    return format_html(
+        '<a class="table-link" href="{}">{}</a> <span class="live-count">{}</span>',
+        table_url(slug),
+        text,
+        label,
+    )
+
+
+def absolute_url(request, path: str) -> str:
+    """`path` on SITE_URL when it is set, else on the host of the request."""
+    if settings.SITE_URL:
+        return settings.SITE_URL.rstrip("/") + path
+    return request.build_absolute_uri(path)
+
+
+def format_figure(figure: Figure) -> str:
+    """`1,800 GB/s` in English, `1800 GB/s` in Chinese: the number per locale, a no-break space."""
+    number = number_format(figure.value, force_grouping=True)
+    if figure.unit in ("GB/s", "Gb/s"):
+        return f"{number}\N{NO-BREAK SPACE}{figure.unit}"
+    return number
+
+
+def figure_html(name: str) -> SafeString:
+    """A stated figure linked to the page that states it."""
+    figure = stated_figures()[name]
+    return format_html(
+        '<a class="fig" href="{}" rel="external">{}</a>', figure.source_url, format_figure(figure)
+    )
+
+
+MARKUP = re.compile(
+    r"\[(?P<text>[^\]]+)\]\((?P<target>[^)\s]+)\)|`(?P<code>[^`]+)`|\{(?P<figure>[a-z0-9_]+)\}"
+)
+
+
+def render_markup(
+    text: str, *, plain: bool = False, absolute: Absolute | None = None
+) -> SafeString:
+    """One paragraph of FAQ markup as HTML.
+
+    `plain` keeps only the tags schema.org answers allow (for JSON-LD), with the site's own links
+    made absolute by `absolute`.
+    """
+    parts: list[str] = []
+    position = 0
+    for match in MARKUP.finditer(text):
+        parts.append(escape(text[position : match.start()]))
+        position = match.end()
+        if match["code"] is not None:
+            parts.append(
+                escape(match["code"]) if plain else f"<code>{escape(match['code'])}</code>"
+            )
+        elif match["figure"] is not None:
+            figure = stated_figures()[match["figure"]]
+            if plain:
+                parts.append(
+                    format_html('<a href="{}">{}</a>', figure.source_url, format_figure(figure))
+                )
+            else:
+                parts.append(figure_html(match["figure"]))
+        elif match["target"].startswith("table:"):
+            slug = match["target"].removeprefix("table:")
+            parts.append(
+                table_link_html(slug, escape(match["text"]), plain=plain, absolute=absolute)
+            )
+        elif match["target"].startswith("https://"):
+            parts.append(
+                format_html(
+                    '<a href="{}">{}</a>' if plain else '<a href="{}" rel="external">{}</a>',
+                    match["target"],
+                    match["text"],
+                )
+            )
+        else:
+            raise ValueError(f"unknown link target {match['target']!r} in {text!r}")
+    parts.append(escape(text[position:]))
+    return mark_safe("".join(parts))  # every piece above is escaped or built by format_html

@@ -1,0 +1,249 @@
+"""Content pages (explainer, FAQ, about the data), the sitemap and robots.txt.
+
+Long-form text lives in one template per language (`templates/content/<page>.<lang>.html`);
+the language comes from the URL (English unprefixed, `/zh-hans/`).
+"""
+
+from __future__ import annotations
+
+from datetime import date
+from urllib.parse import urlsplit
+
+from django.conf import settings
+from django.contrib.postgres.aggregates import ArrayAgg
+from django.contrib.sitemaps import Sitemap
+from django.db.models import Count, Exists, Max, OuterRef, Q, Subquery
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.urls import NoReverseMatch, reverse
+from django.utils.translation import get_language
+from django.views.decorators.cache import cache_control
+from django.views.decorators.http import require_safe
+
+from offerings import content_diagrams, facts
+from offerings.content import absolute_url, figure_html
+from offerings.faq import faq_entries, faq_jsonld
+from offerings.models import ExchangeRate, GpuModel, InstanceType, Provider, RunStatus, ScrapeRun
+
+CONTENT_MAX_AGE = 300  # seconds; the live counts on these pages are cached as long
+CONTENT_REVIEWED = date(2026, 11, 30)  # the day the explainer and FAQ were last checked
+
+
+def content_template(page: str) -> list[str]:
+    """The page's template in the active language, English when there is none."""
+    return [f"content/{page}.{get_language()}.html", f"content/{page}.en.html"]
+
+
+def nvlink_generations() -> list[dict]:
+    return [
+        {
+            "generation": generation,
+            "gpus": ", ".join(facts.NVLINK_GPUS[generation]),
+            "figure": figure_html(f"nvlink{generation}"),
+        }
+        for generation in facts.NVLINK
+    ]
+
+
+INFINIBAND_HARDWARE = {
+    "HDR": ("ConnectX-6", "A100"),
+    "NDR": ("ConnectX-7", "H100, H200, B200"),
+    "XDR": ("ConnectX-8", "B300, GB300"),
+}
+
+
+def infiniband_rates() -> list[dict]:
+    return [
+        {
+            "rate": rate,
+            "figure": figure_html(rate.lower()),
+            "nic": INFINIBAND_HARDWARE[rate][0],
+            "gpus": INFINIBAND_HARDWARE[rate][1],
+        }
+        for rate in facts.INFINIBAND
+    ]
+
+
+@require_safe
+@cache_control(public=True, max_age=CONTENT_MAX_AGE)
+def learn(request: HttpRequest) -> HttpResponse:
+    """`/learn/nvlink-vs-infiniband/`: the explainer."""
+    context = {
+        "cluster_svg": content_diagrams.cluster_svg(),
+        "topologies_svg": content_diagrams.topologies_svg(),
+        "bandwidth_svg": content_diagrams.bandwidth_svg(),
+        "rails_svg": content_diagrams.rails_svg(),
+        "nvlink_generations": nvlink_generations(),
+        "infiniband_rates": infiniband_rates(),
+        "reviewed": CONTENT_REVIEWED,
+    }
+    return render(request, content_template("learn"), context)
+
+
+@require_safe
+@cache_control(public=True, max_age=CONTENT_MAX_AGE)
+def faq(request: HttpRequest) -> HttpResponse:
+    """`/faq/`: questions and answers, with the same text as schema.org FAQPage JSON-LD."""
+    language = get_language()
+    entries = faq_entries(language, absolute=lambda path: absolute_url(request, path))
+    context = {
+        "entries": entries,
+        "jsonld": faq_jsonld(entries, language),
+        "reviewed": CONTENT_REVIEWED,
+    }
+    return render(request, "content/faq.html", context)
+
+
+@require_safe
+@cache_control(public=True, max_age=CONTENT_MAX_AGE)
+def about_data(request: HttpRequest) -> HttpResponse:
+    """`/about/data/`: where the data comes from, how fresh it is, and the reference rates."""
+    visible = Q(instance_types__is_active=True, instance_types__is_hidden=False)
+    current = Q(instance_types__offers__is_active=True) & visible
+    last_refresh = ScrapeRun.objects.filter(
+        provider=OuterRef("pk"), status=RunStatus.SUCCEEDED
+    ).order_by("-started_at")
+    providers = Provider.objects.annotate(
+        listed=Count("instance_types", filter=visible, distinct=True),
+        newest_price=Max("instance_types__offers__observed_at", filter=current),
+        price_origins=ArrayAgg(
+            "instance_types__offers__origin", filter=current, distinct=True, default=[]
+        ),
+        last_refresh=Subquery(last_refresh.values("finished_at")[:1]),
+    ).order_by("name")
+    rates = list(ExchangeRate.objects.order_by("currency", "-rate_date").distinct("currency"))
+    for rate in rates:
+        rate.per_usd = 1 / rate.usd_per_unit
+    context = {
+        "providers": [provider for provider in providers if provider.listed],
+        "rates": rates,
+        "corrections_form": route_exists("offerings:instance-report", "provider", "slug"),
+        "instance_count": InstanceType.objects.visible().count(),
+        "stale_hours": settings.PRICE_STALE_AFTER_HOURS,
+    }
+    return render(request, content_template("about"), context)
+
+
+@require_safe
+@cache_control(public=True, max_age=24 * 60 * 60)
+def robots_txt(request: HttpRequest) -> HttpResponse:
+    """Allow everything public; keep crawlers out of the admin and the API; name the sitemap."""
+    lines = [
+        "User-agent: *",
+        "Allow: /",
+        "Disallow: /admin/",
+        "Disallow: /api/",
+        "",
+        f"Sitemap: {absolute_url(request, reverse('sitemap'))}",
+    ]
+    return HttpResponse("\n".join(lines) + "\n", content_type="text/plain; charset=utf-8")
+
+
+# -- sitemap -------------------------------------------------------------------------------------
+
+
+def route_exists(name: str, *args: str) -> bool:
+    try:
+        reverse(name, args=args)
+    except NoReverseMatch:
+        return False
+    return True
+
+
+class I18nSitemap(Sitemap):
+    """Every URL in both languages, each with its hreflang alternates and x-default."""
+
+    i18n = True
+    alternates = True
+    x_default = True
+
+    def get_protocol(self, protocol: str | None = None) -> str:
+        if settings.SITE_URL:
+            return urlsplit(settings.SITE_URL).scheme
+        return super().get_protocol(protocol)
+
+    def get_domain(self, site=None) -> str:
+        if settings.SITE_URL:
+            return urlsplit(settings.SITE_URL).netloc
+        return super().get_domain(site)
+
+
+# Parameterless public pages. A name whose route does not exist yet (the estimator) is skipped,
+# so it appears here the day its route is added.
+STATIC_PAGES = (
+    "offerings:instance-list",
+    "offerings:learn",
+    "offerings:faq",
+    "offerings:about-data",
+    "offerings:estimate",
+)
+# Routes that are public but are not pages of their own (a comparison needs `?ids=`).
+NOT_IN_SITEMAP = frozenset({"offerings:compare"})
+
+
+class PagesSitemap(I18nSitemap):
+    def items(self) -> list[str]:
+        return [name for name in STATIC_PAGES if route_exists(name)]
+
+    def location(self, item: str) -> str:
+        return reverse(item)
+
+
+class InstanceSitemap(I18nSitemap):
+    def items(self):
+        return (
+            InstanceType.objects.visible()
+            .select_related("provider")
+            .order_by("provider__slug", "slug")
+        )
+
+    def location(self, item: InstanceType) -> str:
+        return reverse(
+            "offerings:instance-detail",
+            kwargs={"provider": item.provider.slug, "slug": item.slug},
+        )
+
+
+class LandingSitemap(I18nSitemap):
+    """Hook for `/gpus/<slug>/` and `/providers/<slug>/`: listed once their routes exist.
+
+    A subclass names the route (taking the slug as its one argument) and the rows that have a
+    page: those with at least one visible instance type.
+    """
+
+    route = ""
+
+    def rows(self):
+        raise NotImplementedError
+
+    def items(self):
+        if not route_exists(self.route, "x"):
+            return []
+        return list(self.rows())
+
+    def location(self, item) -> str:
+        return reverse(self.route, args=[item.slug])
+
+
+class GpuSitemap(LandingSitemap):
+    route = "offerings:gpu-detail"
+
+    def rows(self):
+        has_visible = InstanceType.objects.visible().filter(gpu=OuterRef("pk"))
+        return GpuModel.objects.filter(Exists(has_visible)).order_by("slug")
+
+
+class ProviderSitemap(LandingSitemap):
+    route = "offerings:provider-detail"
+
+    def rows(self):
+        has_visible = InstanceType.objects.visible().filter(provider=OuterRef("pk"))
+        return Provider.objects.filter(Exists(has_visible)).order_by("slug")
+
+
+SITEMAPS = {
+    "pages": PagesSitemap,
+    "instances": InstanceSitemap,
+    "gpus": GpuSitemap,
+    "providers": ProviderSitemap,
+}
