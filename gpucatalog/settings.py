@@ -313,6 +313,8 @@ LAMBDA_API_KEY = env_str("LAMBDA_API_KEY", "")
 # Regions each scraper reads, comma-separated; unset means the scraper's own default list.
 AZURE_PRICE_REGIONS = env_list("AZURE_PRICE_REGIONS", [])
 AWS_PRICE_REGIONS = env_list("AWS_PRICE_REGIONS", [])
+# OCI lists one global price; it is written into these regions (default: eu-amsterdam-1).
+OCI_PRICE_REGIONS = env_list("OCI_PRICE_REGIONS", [])
 
 # Security headers. Production answers only over HTTPS; a proxy in front sets X-Forwarded-Proto.
 SECURE_CONTENT_TYPE_NOSNIFF = True

@@ -10,7 +10,7 @@ from django.conf import settings
 
 from offerings.schemas import ScrapeBatch
 from providers.base import ScrapeContext
-from providers.scrapers import aws, azure, lambda_
+from providers.scrapers import aws, azure, lambda_, oci
 
 
 @dataclass(frozen=True)
@@ -37,6 +37,7 @@ SCRAPERS: dict[str, Scraper] = {
         Scraper("aws", aws.fetch, regions_setting="AWS_PRICE_REGIONS"),
         Scraper("azure", azure.fetch, regions_setting="AZURE_PRICE_REGIONS"),
         Scraper("lambda", lambda_.fetch, api_key_setting="LAMBDA_API_KEY"),
+        Scraper("oci", oci.fetch, regions_setting="OCI_PRICE_REGIONS"),
     )
 }
 

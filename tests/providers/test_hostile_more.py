@@ -1,0 +1,305 @@
+"""Hostile answers for the scrapers added after Azure, AWS and Lambda (issue 7).
+
+Same rule as `test_hostile.py`: each case replays the provider's good recording, then a broken
+variant of it, and the variant either ingests correctly or fails with its reason recorded on the
+refresh run, while no previously good price changes or vanishes. The variants are not stored as
+files: each is built at test time from the good recording in a temporary folder by the small
+edit named in its case (one thing broken each), so the edit sits next to what it must cause.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+from django.core.management import call_command
+
+from offerings.models import Offer, ScrapeRun
+from providers.http import make_client
+from providers.refresh import refresh_provider
+from providers.replay import ReplayTransport
+from tests.providers.conftest import RECORDINGS, load_scraped_providers
+
+HTML_PAGE = (
+    "<!DOCTYPE html>\n<html><head><title>Service Unavailable</title></head>\n"
+    "<body><h1>Service Unavailable</h1><p>Please try again later.</p></body></html>\n"
+)
+
+Edit = Callable[[object], object]
+
+
+@dataclass(frozen=True)
+class Provider:
+    """A provider's good recording and which of its exchanges carries the prices."""
+
+    slug: str
+    target: str  # the body file of the price exchange the variants break
+    settings: dict = field(default_factory=dict)
+    retry_after: float = 1.0
+
+
+PROVIDERS = {
+    "oci": Provider("oci", "products.json", {"OCI_PRICE_REGIONS": []}),
+}
+
+
+@dataclass(frozen=True)
+class Case:
+    provider: str
+    variant: str
+    status: str
+    reasons: tuple[str, ...]
+    edit: Edit | None = None  # a change to the target body's decoded JSON
+
+    @property
+    def id(self) -> str:
+        return f"{self.provider}-{self.variant}"
+
+
+# -- building a variant ---------------------------------------------------------------------------
+
+
+def _dump(data: object) -> str:
+    return json.dumps(data, indent=1, default=lambda d: float(d) if isinstance(d, Decimal) else d)
+
+
+def _load(path: Path) -> object:
+    return json.loads(path.read_text(), parse_float=Decimal)
+
+
+def build_variant(case: Case, folder: Path) -> Path:
+    """Copy the good recording into `folder` and break it as the case says; the manifest path."""
+    provider = PROVIDERS[case.provider]
+    shutil.copytree(RECORDINGS / provider.slug, folder)
+    manifest = folder / "manifest.json"
+    entries = json.loads(manifest.read_text())
+    index = next(i for i, e in enumerate(entries) if e.get("body") == provider.target)
+    target = entries[index]
+    body = folder / provider.target
+    if case.edit is not None:
+        body.write_text(_dump(case.edit(_load(body))))
+    elif case.variant == "truncated-json":
+        text = body.read_text()
+        body.write_text(text[: len(text) // 2])
+    elif case.variant == "html-200":
+        body.write_text(HTML_PAGE)
+        target["content_type"] = "text/html"
+    elif case.variant == "429-then-success":
+        (folder / "429.json").write_text('{"error": "Too Many Requests"}\n')
+        limited = {
+            **target,
+            "status": 429,
+            "body": "429.json",
+            "headers": {"Retry-After": str(int(provider.retry_after))},
+        }
+        entries.insert(index, limited)
+    elif case.variant in ("500-until-give-up", "timeout"):
+        # Every attempt fails; nothing after the price exchange is asked for.
+        if case.variant == "timeout":
+            failing = {k: v for k, v in target.items() if k in ("method", "url", "request_body")}
+            failing["error"] = "timeout"
+        else:
+            (folder / "500.json").write_text('{"error": "Internal Server Error"}\n')
+            failing = {**target, "status": 500, "body": "500.json"}
+        entries[index:] = [failing] * 4
+    else:
+        raise AssertionError(f"no way to build {case.variant}")
+    manifest.write_text(json.dumps(entries, indent=2))
+    return manifest
+
+
+# -- OCI edits ------------------------------------------------------------------------------------
+
+
+def _oci_gpu_items(data: dict) -> list[dict]:
+    return [i for i in data["items"] if i["serviceCategory"] == "Compute - GPU"]
+
+
+def _oci_rename_price(data: dict) -> dict:
+    for item in _oci_gpu_items(data):
+        for loc in item["currencyCodeLocalizations"]:
+            loc["price_list"] = loc.pop("prices")
+    return data
+
+
+def _oci_drop_metric(data: dict) -> dict:
+    del _oci_gpu_items(data)[0]["metricName"]
+    return data
+
+
+def _oci_wrong_types(data: dict) -> dict:
+    items = _oci_gpu_items(data)
+    items[0]["currencyCodeLocalizations"][0]["prices"][0]["value"] = "3.05"
+    items[1]["partNumber"] = 95907
+    return data
+
+
+def _oci_bad_prices(data: dict) -> dict:
+    items = _oci_gpu_items(data)
+    items[0]["currencyCodeLocalizations"][0]["prices"][0]["value"] = -3.05
+    items[1]["currencyCodeLocalizations"][0]["prices"][0]["value"] = 90000
+    items[2]["currencyCodeLocalizations"][0]["prices"][0]["value"] = 0
+    return data
+
+
+def _oci_unknown_currency(data: dict) -> dict:
+    _oci_gpu_items(data)[0]["currencyCodeLocalizations"][0]["currencyCode"] = "XYZ"
+    return data
+
+
+def _oci_duplicates(data: dict) -> dict:
+    items = _oci_gpu_items(data)
+    same = dict(items[0])
+    other = json.loads(_dump(items[1]))
+    other["currencyCodeLocalizations"][0]["prices"][0]["value"] = 40.0
+    data["items"] += [same, other]
+    return data
+
+
+def _oci_empty(data: dict) -> dict:
+    return {"items": []}
+
+
+CASES = [
+    Case("oci", "truncated-json", "failed", ("oci price list", "is not valid JSON")),
+    Case("oci", "html-200", "failed", ("expected JSON from", "text/html")),
+    Case(
+        "oci",
+        "renamed-field",
+        "failed",
+        ("all 7 row(s) were rejected", "currencyCodeLocalizations.0.prices: Field required"),
+        _oci_rename_price,
+    ),
+    Case("oci", "missing-field", "succeeded", ("metricName: Field required",), _oci_drop_metric),
+    Case(
+        "oci",
+        "wrong-types",
+        "succeeded",
+        ("expected a JSON number, got str '3.05'", "partNumber: Input should be a valid string"),
+        _oci_wrong_types,
+    ),
+    Case(
+        "oci",
+        "bad-prices",
+        "succeeded",
+        ("price_per_hour: Input should be greater than 0", "implausible price"),
+        _oci_bad_prices,
+    ),
+    Case(
+        "oci",
+        "unknown-currency",
+        "succeeded",
+        ("no reference exchange rate for XYZ",),
+        _oci_unknown_currency,
+    ),
+    Case(
+        "oci",
+        "duplicates",
+        "succeeded",
+        (
+            "duplicate of an earlier row with the same price",
+            "conflicting prices for the same offer",
+        ),
+        _oci_duplicates,
+    ),
+    Case("oci", "empty", "failed", ("the provider returned no offers",), _oci_empty),
+    Case("oci", "429-then-success", "succeeded", ()),
+    Case(
+        "oci", "500-until-give-up", "failed", ("HTTP 500 Internal Server Error", "(after retries)")
+    ),
+    Case("oci", "timeout", "failed", ("timed out waiting for https://apexapps.oracle.com",)),
+]
+# Variants that have no meaning for a provider's API: the OCI price list is one unpaged answer.
+NOT_APPLICABLE = {("oci", "paging-loop")}
+VARIANTS = {
+    "truncated-json",
+    "html-200",
+    "renamed-field",
+    "missing-field",
+    "wrong-types",
+    "bad-prices",
+    "unknown-currency",
+    "duplicates",
+    "paging-loop",
+    "empty",
+    "429-then-success",
+    "500-until-give-up",
+    "timeout",
+}
+
+
+@pytest.fixture(scope="module")
+def catalog(django_db_setup, django_db_blocker):
+    """The curated catalog, loaded once for this module (each test still rolls back its own)."""
+    with django_db_blocker.unblock():
+        load_scraped_providers()
+    yield
+    with django_db_blocker.unblock():
+        call_command("flush", interactive=False, verbosity=0)
+
+
+def snapshot(provider: str) -> dict:
+    """Every offer of the provider with the values a buyer sees."""
+    return {
+        (o.instance.slug, o.region.code, o.kind, o.term_months): (
+            o.price_per_hour,
+            o.currency,
+            o.price_per_gpu_hour_usd,
+            o.is_active,
+            o.available,
+        )
+        for o in Offer.objects.filter(instance__provider__slug=provider).select_related(
+            "instance", "region"
+        )
+    }
+
+
+def replay_run(provider: str, manifest: Path, sleeps) -> tuple[ScrapeRun, ReplayTransport]:
+    transport = ReplayTransport(manifest)
+    with make_client(transport, sleep=sleeps, rng=lambda: 0.5) as client:
+        return refresh_provider(provider, client, replaying=True), transport
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_a_hostile_answer_leaves_every_good_price_as_it_was_with_the_reason_recorded(
+    catalog, db, settings, sleeps, tmp_path, case
+):
+    provider = PROVIDERS[case.provider]
+    for name, value in provider.settings.items():
+        setattr(settings, name, value)
+    good, _ = replay_run(case.provider, RECORDINGS / provider.slug / "manifest.json", sleeps)
+    assert good.status == "succeeded", good.error_messages
+    before = snapshot(case.provider)
+    assert before
+
+    manifest = build_variant(case, tmp_path / case.variant)
+    run, transport = replay_run(case.provider, manifest, sleeps)
+
+    assert run.status == case.status, (run.error_messages, run.rejected_rows[:3])
+    recorded = " | ".join(
+        [*run.error_messages, *(r["reason"] for r in run.rejected_rows), *run.warnings]
+    )
+    for reason in case.reasons:
+        assert reason in recorded
+    assert snapshot(case.provider) == before
+    assert transport.unused() == [], "every recorded exchange was requested"
+    if case.status == "failed":
+        assert run.errors == 1
+        assert (run.created, run.updated) == (0, 0)
+    if case.variant == "429-then-success":
+        assert sleeps == [provider.retry_after]
+        assert (run.created, run.updated, run.rejected) == (0, 0, 0)
+    if case.variant in ("500-until-give-up", "timeout"):
+        assert len(sleeps) == 3
+
+
+def test_every_provider_has_every_variant_or_marks_it_not_applicable():
+    for slug in PROVIDERS:
+        covered = {c.variant for c in CASES if c.provider == slug}
+        covered |= {v for p, v in NOT_APPLICABLE if p == slug}
+        assert covered == VARIANTS, f"{slug}: missing {VARIANTS - covered}"
