@@ -14,6 +14,7 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
+from django.core.validators import URLValidator
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
@@ -34,12 +35,27 @@ class Geo(models.TextChoices):
 CURRENCY_CODE_RE = r"^[A-Z]{3}$"
 SLUG_RE = r"^[a-z0-9]+(-[a-z0-9]+)*$"
 
+# Every stored URL is shown as a link: http(s) only, never javascript:, data: or ftp:.
+validate_http_url = URLValidator(schemes=["http", "https"])
+
+
+def http_url_check(prefix: str, field: str = "source_url") -> models.CheckConstraint:
+    """The database's own refusal of a non-http(s) URL: raw-SQL upserts skip model validation."""
+    return models.CheckConstraint(
+        condition=Q(**{field: ""}) | Q(**{f"{field}__iregex": r"^https?://"}),
+        name=f"{prefix}_{field}_http",
+        violation_error_message="Only http(s) links are stored.",
+    )
+
 
 class Curated(models.Model):
     """Provenance and curation state shared by every curated row."""
 
     source_url = models.URLField(
-        max_length=500, blank=True, help_text="Where the facts on this row are stated."
+        max_length=500,
+        blank=True,
+        validators=[validate_http_url],
+        help_text="Where the facts on this row are stated.",
     )
     verified_at = models.DateField(
         null=True,
@@ -150,7 +166,7 @@ class Provider(Curated):
 
     slug = models.SlugField(max_length=40, unique=True)
     name = models.CharField(max_length=100)
-    website = models.URLField(max_length=300)
+    website = models.URLField(max_length=300, validators=[validate_http_url])
     kind = models.CharField(max_length=20, choices=Kind.choices)
     home_currency = models.CharField(max_length=3, default="USD")
     notes = models.TextField(blank=True)
@@ -158,6 +174,8 @@ class Provider(Curated):
     class Meta:
         ordering = ["name"]
         constraints = [
+            http_url_check("provider"),
+            http_url_check("provider", "website"),
             models.CheckConstraint(
                 condition=Q(slug__regex=r"^[a-z0-9]+$"),
                 name="provider_slug_one_word",
@@ -237,6 +255,7 @@ class GpuModel(Curated):
         verbose_name_plural = "GPU models"
         ordering = ["vendor", "slug"]
         constraints = [
+            http_url_check("gpu"),
             models.CheckConstraint(
                 condition=Q(slug__regex=SLUG_RE),
                 name="gpu_slug_format",
@@ -345,6 +364,7 @@ class InstanceType(Curated):
     class Meta:
         ordering = ["provider__slug", "slug"]
         constraints = [
+            http_url_check("instance"),
             models.UniqueConstraint(fields=["provider", "slug"], name="instance_unique_slug"),
             models.UniqueConstraint(fields=["provider", "name"], name="instance_unique_name"),
             models.CheckConstraint(
@@ -425,6 +445,7 @@ class GpuLink(Curated):
         verbose_name = "GPU link"
         verbose_name_plural = "GPU links"
         constraints = [
+            http_url_check("gpulink"),
             models.CheckConstraint(
                 condition=Q(technology__in=LinkTechnology.values),
                 name="gpulink_technology_valid",
@@ -512,11 +533,16 @@ class Fabric(Curated):
         null=True, blank=True, help_text="Multi-node clusters only through sales."
     )
     cluster_source_url = models.URLField(
-        max_length=500, blank=True, help_text="Where multi-node availability is stated."
+        max_length=500,
+        blank=True,
+        validators=[validate_http_url],
+        help_text="Where multi-node availability is stated.",
     )
 
     class Meta:
         constraints = [
+            http_url_check("fabric"),
+            http_url_check("fabric", "cluster_source_url"),
             models.CheckConstraint(
                 condition=Q(technology__in=FabricTechnology.values),
                 name="fabric_technology_valid",
@@ -583,11 +609,12 @@ class ExchangeRate(models.Model):
     currency = models.CharField(max_length=3)
     rate_date = models.DateField()
     usd_per_unit = models.DecimalField(max_digits=18, decimal_places=10)
-    source_url = models.URLField(max_length=500)
+    source_url = models.URLField(max_length=500, validators=[validate_http_url])
 
     class Meta:
         ordering = ["currency", "-rate_date"]
         constraints = [
+            http_url_check("exchangerate"),
             models.UniqueConstraint(fields=["currency", "rate_date"], name="exchangerate_unique"),
             models.CheckConstraint(
                 condition=Q(currency__regex=CURRENCY_CODE_RE),
@@ -654,7 +681,7 @@ class Offer(models.Model):
     )
     is_active = models.BooleanField(default=True)
     origin = models.CharField(max_length=10, choices=Origin.choices)
-    source_url = models.URLField(max_length=500)
+    source_url = models.URLField(max_length=500, validators=[validate_http_url])
     locked_fields = ArrayField(models.CharField(max_length=64), default=list, blank=True)
 
     objects = OfferQuerySet.as_manager()
@@ -662,6 +689,7 @@ class Offer(models.Model):
     class Meta:
         ordering = ["instance", "region", "kind", "term_months"]
         constraints = [
+            http_url_check("offer"),
             models.UniqueConstraint(
                 fields=["instance", "region", "kind", "term_months"], name="offer_natural_key"
             ),
@@ -868,7 +896,11 @@ class CorrectionReport(models.Model):
     )
     topic = models.CharField(max_length=12, choices=CorrectionTopic.choices)
     message = models.TextField(max_length=2000, help_text="What is wrong, in the reader's words.")
-    source_url = models.URLField(max_length=500, help_text="Where the right figure is stated.")
+    source_url = models.URLField(
+        max_length=500,
+        validators=[validate_http_url],
+        help_text="Where the right figure is stated.",
+    )
     status = models.CharField(
         max_length=10, choices=CorrectionStatus.choices, default=CorrectionStatus.NEW
     )
@@ -878,6 +910,7 @@ class CorrectionReport(models.Model):
     class Meta:
         ordering = ["status", "-created_at"]
         constraints = [
+            http_url_check("correction"),
             models.CheckConstraint(
                 condition=Q(topic__in=CorrectionTopic.values),
                 name="correction_topic_valid",

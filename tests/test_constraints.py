@@ -23,6 +23,7 @@ from offerings.models import (
 from tests.conftest import SOURCE, make_instance, make_offer
 
 NOW = datetime(2026, 11, 29, tzinfo=UTC)
+JS_URL = "javascript:window.__pwned=1"
 
 
 def assert_violates(constraint: str, create) -> None:
@@ -183,6 +184,21 @@ BAD_ROWS = {
     ),
     "correction_has_message": lambda c: CorrectionReport.objects.create(
         instance=c["instance"], topic="price", message="", source_url=SOURCE
+    ),
+    # Every stored URL is http(s): a link never runs script (see tests/security/).
+    "provider_source_url_http": lambda c: Provider.objects.update(source_url=JS_URL),
+    "provider_website_http": lambda c: Provider.objects.update(website="ftp://x.example/"),
+    "gpu_source_url_http": lambda c: GpuModel.objects.update(source_url=JS_URL),
+    "instance_source_url_http": lambda c: InstanceType.objects.update(source_url=JS_URL),
+    "gpulink_source_url_http": lambda c: GpuLink.objects.update(source_url="data:text/html,x"),
+    "fabric_source_url_http": lambda c: Fabric.objects.update(source_url=JS_URL),
+    "fabric_cluster_source_url_http": lambda c: Fabric.objects.update(cluster_source_url=JS_URL),
+    "exchangerate_source_url_http": lambda c: ExchangeRate.objects.create(
+        currency="EUR", rate_date=NOW.date(), usd_per_unit=1, source_url=JS_URL
+    ),
+    "offer_source_url_http": lambda c: Offer.objects.update(source_url=JS_URL),
+    "correction_source_url_http": lambda c: CorrectionReport.objects.create(
+        instance=c["instance"], topic="price", message="wrong", source_url=JS_URL
     ),
 }
 

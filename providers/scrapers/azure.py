@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from decimal import Decimal
-from urllib.parse import urlencode
+from urllib.parse import urlencode, urlsplit
 
 import httpx
 from pydantic import ValidationError
@@ -186,6 +186,15 @@ def source_url_for(region: str, sku: str) -> str:
     return f"{API_URL}?{urlencode({'$filter': query})}"
 
 
+def next_page_url(link: str, region: str) -> str:
+    """NextPageLink, only where it stays on the Retail Prices API: a scraped URL is untrusted."""
+    parts = urlsplit(link)
+    api = urlsplit(API_URL)
+    if (parts.scheme, parts.hostname, parts.path) != (api.scheme, api.hostname, api.path):
+        raise ScrapeError(f"azure {region}: NextPageLink {link[:120]!r} leaves {API_URL}")
+    return link
+
+
 def _kind_of(meter_name: str, sku_name: str, price_type: str, term: str | None):
     """(kind, term months) of an item, or a reason it is not a price we keep."""
     if price_type == "Consumption":
@@ -305,7 +314,7 @@ def _get_items(client: httpx.Client, region: str, ctx: ScrapeContext) -> Iterato
         yield from page.Items
         seen += len(page.Items)
         if page.NextPageLink:
-            url, params = page.NextPageLink, None
+            url, params = next_page_url(page.NextPageLink, region), None
         elif len(page.Items) >= FULL_PAGE:
             # NextPageLink has been seen missing on full pages: step $skip ourselves.
             url, params = API_URL, {**query, "$skip": str(seen)}
