@@ -310,6 +310,9 @@ FEED_RATE = env_rate("FEED_RATE", "30/m")
 
 # Provider scrapers (refresh_prices). A provider whose API key is unset is skipped.
 LAMBDA_API_KEY = env_str("LAMBDA_API_KEY", "")
+# Verda (DataCrunch) OAuth2 client credentials; both are needed.
+DATACRUNCH_CLIENT_ID = env_str("DATACRUNCH_CLIENT_ID", "")
+DATACRUNCH_CLIENT_SECRET = env_str("DATACRUNCH_CLIENT_SECRET", "")
 # Regions each scraper reads, comma-separated; unset means the scraper's own default list.
 AZURE_PRICE_REGIONS = env_list("AZURE_PRICE_REGIONS", [])
 AWS_PRICE_REGIONS = env_list("AWS_PRICE_REGIONS", [])

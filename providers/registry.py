@@ -10,7 +10,7 @@ from django.conf import settings
 
 from offerings.schemas import ScrapeBatch
 from providers.base import ScrapeContext
-from providers.scrapers import aws, azure, lambda_, oci
+from providers.scrapers import aws, azure, datacrunch, lambda_, oci
 
 
 @dataclass(frozen=True)
@@ -21,9 +21,22 @@ class Scraper:
     api_key_setting: str | None = None
     # Setting listing the regions to scrape; empty means the scraper's own default list.
     regions_setting: str | None = None
+    # A second credential (OAuth2 client secret beside `api_key_setting`'s client id): the key
+    # handed to the scraper is then "id:secret", and empty unless both are set.
+    secret_setting: str | None = None
 
     def api_key(self) -> str:
-        return getattr(settings, self.api_key_setting, "") or "" if self.api_key_setting else ""
+        key = getattr(settings, self.api_key_setting, "") or "" if self.api_key_setting else ""
+        if self.secret_setting is None:
+            return key
+        secret = getattr(settings, self.secret_setting, "") or ""
+        return f"{key}:{secret}" if key and secret else ""
+
+    def secrets(self) -> list[str]:
+        """Every credential value, each to be scrubbed from a recording."""
+        names = (self.api_key_setting, self.secret_setting)
+        values = [getattr(settings, name, "") or "" for name in names if name]
+        return [v for v in (*values, self.api_key()) if v]
 
     def regions(self) -> tuple[str, ...]:
         return (
@@ -38,6 +51,12 @@ SCRAPERS: dict[str, Scraper] = {
         Scraper("azure", azure.fetch, regions_setting="AZURE_PRICE_REGIONS"),
         Scraper("lambda", lambda_.fetch, api_key_setting="LAMBDA_API_KEY"),
         Scraper("oci", oci.fetch, regions_setting="OCI_PRICE_REGIONS"),
+        Scraper(
+            "datacrunch",
+            datacrunch.fetch,
+            api_key_setting="DATACRUNCH_CLIENT_ID",
+            secret_setting="DATACRUNCH_CLIENT_SECRET",
+        ),
     )
 }
 

@@ -45,6 +45,11 @@ class Provider:
 
 PROVIDERS = {
     "oci": Provider("oci", "products.json", {"OCI_PRICE_REGIONS": []}),
+    "datacrunch": Provider(
+        "datacrunch",
+        "instance-types.json",
+        {"DATACRUNCH_CLIENT_ID": "", "DATACRUNCH_CLIENT_SECRET": ""},
+    ),
 }
 
 
@@ -86,9 +91,11 @@ def build_variant(case: Case, folder: Path) -> Path:
     elif case.variant == "truncated-json":
         text = body.read_text()
         body.write_text(text[: len(text) // 2])
+        del entries[index + 1 :]  # the run stops at the broken answer
     elif case.variant == "html-200":
         body.write_text(HTML_PAGE)
         target["content_type"] = "text/html"
+        del entries[index + 1 :]
     elif case.variant == "429-then-success":
         (folder / "429.json").write_text('{"error": "Too Many Requests"}\n')
         limited = {
@@ -165,7 +172,114 @@ def _oci_empty(data: dict) -> dict:
     return {"items": []}
 
 
+# -- DataCrunch / Verda edits (the one multi-GPU type of the recording is 2A6000.20V) -----------
+
+
+def _dc_type(data: list, name: str = "2A6000.20V") -> dict:
+    return next(t for t in data if t["instance_type"] == name)
+
+
+def _dc_extra(name: str, gpus: int, price: str) -> dict:
+    """Another multi-GPU type, named as in the recorded availability list, at a given price."""
+    return {
+        "instance_type": name,
+        "model": "Tesla V100",
+        "cpu": {"description": "", "number_of_cores": 6 * gpus},
+        "gpu": {"description": f"{gpus}x Tesla V100 16GB", "number_of_gpus": gpus},
+        "gpu_memory": {"description": "", "size_in_gigabytes": 16 * gpus},
+        "memory": {"description": "", "size_in_gigabytes": 23 * gpus},
+        "price_per_hour": price,
+        "spot_price": None,
+        "currency": "usd",
+    }
+
+
+def _dc_rename_price(data: list) -> list:
+    for item in data:
+        item["price"] = item.pop("price_per_hour")
+    return data
+
+
+def _dc_drop_currency(data: list) -> list:
+    del _dc_type(data)["currency"]
+    data.append(_dc_extra("8V100.48V", 8, "7.12"))
+    return data
+
+
+def _dc_wrong_types(data: list) -> list:
+    _dc_type(data)["price_per_hour"] = 1.98
+    data.append(_dc_extra("8V100.48V", 8, "7.12") | {"gpu": {"number_of_gpus": "8"}})
+    return data
+
+
+def _dc_bad_prices(data: list) -> list:
+    _dc_type(data)["price_per_hour"] = "9999.00"  # absurd: 4999.50 per GPU-hour
+    data += [_dc_extra("8V100.48V", 8, "-7.12"), _dc_extra("4V100.20V", 4, "0")]
+    return data
+
+
+def _dc_unknown_currency(data: list) -> list:
+    _dc_type(data)["currency"] = "xyz"
+    return data
+
+
+def _dc_duplicates(data: list) -> list:
+    data.append(dict(_dc_type(data)) | {"price_per_hour": "2.50"})
+    return data
+
+
 CASES = [
+    Case("datacrunch", "truncated-json", "failed", ("datacrunch instance types", "not valid JSON")),
+    Case("datacrunch", "html-200", "failed", ("expected JSON from", "/v1/instance-types")),
+    Case(
+        "datacrunch",
+        "renamed-field",
+        "failed",
+        ("row(s) were rejected", "price_per_hour: Field required", "field(s) ['price']"),
+        _dc_rename_price,
+    ),
+    Case(
+        "datacrunch", "missing-field", "succeeded", ("currency: Field required",), _dc_drop_currency
+    ),
+    Case(
+        "datacrunch",
+        "wrong-types",
+        "failed",
+        (
+            "expected a number in a string, got Decimal",
+            "number_of_gpus: Input should be a valid integer",
+        ),
+        _dc_wrong_types,
+    ),
+    Case(
+        "datacrunch",
+        "bad-prices",
+        "succeeded",
+        ("implausible price", "price_per_hour: Input should be greater than 0"),
+        _dc_bad_prices,
+    ),
+    Case(
+        "datacrunch",
+        "unknown-currency",
+        "failed",
+        ("no reference exchange rate for XYZ",),
+        _dc_unknown_currency,
+    ),
+    Case("datacrunch", "duplicates", "failed", ("listed more than once",), _dc_duplicates),
+    Case("datacrunch", "empty", "failed", ("the provider returned no offers",), lambda data: []),
+    Case("datacrunch", "429-then-success", "succeeded", ()),
+    Case(
+        "datacrunch",
+        "500-until-give-up",
+        "failed",
+        ("HTTP 500 Internal Server Error", "(after retries)"),
+    ),
+    Case(
+        "datacrunch",
+        "timeout",
+        "failed",
+        ("timed out waiting for https://api.datacrunch.io/v1/instance-types",),
+    ),
     Case("oci", "truncated-json", "failed", ("oci price list", "is not valid JSON")),
     Case("oci", "html-200", "failed", ("expected JSON from", "text/html")),
     Case(
@@ -214,8 +328,9 @@ CASES = [
     ),
     Case("oci", "timeout", "failed", ("timed out waiting for https://apexapps.oracle.com",)),
 ]
-# Variants that have no meaning for a provider's API: the OCI price list is one unpaged answer.
-NOT_APPLICABLE = {("oci", "paging-loop")}
+# Variants that have no meaning for a provider's API: the OCI price list and Verda's instance
+# types are each one unpaged answer.
+NOT_APPLICABLE = {("oci", "paging-loop"), ("datacrunch", "paging-loop")}
 VARIANTS = {
     "truncated-json",
     "html-200",

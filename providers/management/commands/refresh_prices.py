@@ -137,7 +137,7 @@ class Command(BaseCommand):
                 return services.fail_scrape_run(services.start_scrape_run(provider), str(exc))
         elif record is not None:
             transport = RecordingTransport(
-                http.live_transport(), record / slug, secrets=[scraper.api_key()]
+                http.live_transport(), record / slug, secrets=scraper.secrets()
             )
         client = make_client(transport, sleep=_no_sleep if replay is not None else None)
         with client:
