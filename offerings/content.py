@@ -101,13 +101,16 @@ def table_link_html(
 ) -> SafeString:
     """`text` (already HTML) linked to the pre-filtered table, followed by the live count."""
     label = count_label(table_link_counts().get(slug))
+    # A full-width parenthesis (Chinese) carries its own spacing.
+    space = "" if label.startswith("\N{FULLWIDTH LEFT PARENTHESIS}") else " "
     if plain:
         url = absolute(table_url(slug)) if absolute else table_url(slug)
-        return format_html('<a href="{}">{}</a> {}', url, text, label)
+        return format_html('<a href="{}">{}</a>{}{}', url, text, space, label)
     return format_html(
-        '<a class="table-link" href="{}">{}</a> <span class="live-count">{}</span>',
+        '<a class="table-link" href="{}">{}</a>{}<span class="live-count">{}</span>',
         table_url(slug),
         text,
+        space,
         label,
     )
 

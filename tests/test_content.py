@@ -532,6 +532,16 @@ def test_the_sitemap_lists_every_public_page_in_both_languages(client, shipped):
         assert alternates == {"en", "zh-hans", "x-default"}
 
 
+def test_every_page_in_the_sitemap_answers(client, shipped):
+    locations, _urls = sitemap_of(client)
+    instance_pages = sorted(loc for loc in locations if "/instances/" in loc)
+    others = sorted(set(locations) - set(instance_pages))
+    assert len(others) >= 2 * (1 + len(CONTENT_PAGES))
+    for location in [*others, *instance_pages[:6], *instance_pages[-6:]]:
+        path = location.removeprefix("http://testserver")
+        assert client.get(path).status_code == 200, path
+
+
 def test_every_parameterless_public_route_is_in_the_sitemap_or_named_as_left_out(client, db):
     locations, _urls = sitemap_of(client)
     offerings_names = [
