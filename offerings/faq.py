@@ -144,8 +144,9 @@ ENGLISH = (
             "NCCL plugin and daemon](" + GCP_TCPX + ")); `NCCL_SOCKET_IFNAME` points at a "
             "Docker bridge or the wrong interface; `NCCL_IB_HCA` leaves out some of the node's "
             "GPU-facing adapters or includes the front-end one; only part of the node's network "
-            "cards are configured ([AWS P5 needs all of them](" + AWS_EFA_CARDS + ")); the nodes "
-            "are not in the same placement group or cluster network.",
+            "cards are configured ([AWS P5 reaches its full bandwidth only with all of "
+            "them](" + AWS_EFA_CARDS + ")); the nodes are not in the same placement group or "
+            "cluster network.",
             "Then measure: [nccl-tests](" + NCCL_TESTS + ") `all_reduce_perf` across two nodes "
             "shows the bus bandwidth you actually get, to compare with the fabric's line rate. "
             "NVIDIA's [environment variable reference](" + NCCL_ENV + ") and "
@@ -313,8 +314,8 @@ CHINESE = (
             "（EFA 需要 libfabric 和 [aws-ofi-nccl](" + AWS_OFI_NCCL + ")，Google 的 TCPX 需要"
             "[专用的 NCCL 插件和守护进程](" + GCP_TCPX + ")）；`NCCL_SOCKET_IFNAME` 指向了 Docker "
             "网桥或错误的网卡；`NCCL_IB_HCA` 漏掉了节点上部分面向 GPU 的网卡，或者把前端网卡也"
-            "包括了进去；节点上只配置了部分网卡（[AWS P5 需要全部配置](" + AWS_EFA_CARDS + ")）；"
-            "各节点不在同一个置放群组或集群网络中。",
+            "包括了进去；节点上只配置了部分网卡（[AWS P5 只有全部配置才能达到满带宽]"
+            "(" + AWS_EFA_CARDS + ")）；各节点不在同一个置放群组或集群网络中。",
             "然后实测：用 [nccl-tests](" + NCCL_TESTS + ") 的 `all_reduce_perf` 跨两个节点运行，"
             "看看实际得到的总线带宽，再与网络的线速比较。NVIDIA 的"
             "[环境变量说明](" + NCCL_ENV + ")和[故障排查指南](" + NCCL_TROUBLESHOOTING + ")"
