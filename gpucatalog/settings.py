@@ -313,11 +313,15 @@ LAMBDA_API_KEY = env_str("LAMBDA_API_KEY", "")
 # Verda (DataCrunch) OAuth2 client credentials; both are needed.
 DATACRUNCH_CLIENT_ID = env_str("DATACRUNCH_CLIENT_ID", "")
 DATACRUNCH_CLIENT_SECRET = env_str("DATACRUNCH_CLIENT_SECRET", "")
+# RunPod GraphQL API key.
+RUNPOD_API_KEY = env_str("RUNPOD_API_KEY", "")
 # Regions each scraper reads, comma-separated; unset means the scraper's own default list.
 AZURE_PRICE_REGIONS = env_list("AZURE_PRICE_REGIONS", [])
 AWS_PRICE_REGIONS = env_list("AWS_PRICE_REGIONS", [])
 # OCI lists one global price; it is written into these regions (default: eu-amsterdam-1).
 OCI_PRICE_REGIONS = env_list("OCI_PRICE_REGIONS", [])
+# RunPod data-center ids / country codes to query (default: every listed one).
+RUNPOD_PRICE_REGIONS = env_list("RUNPOD_PRICE_REGIONS", [])
 
 # Security headers. Production answers only over HTTPS; a proxy in front sets X-Forwarded-Proto.
 SECURE_CONTENT_TYPE_NOSNIFF = True

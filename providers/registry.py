@@ -10,7 +10,7 @@ from django.conf import settings
 
 from offerings.schemas import ScrapeBatch
 from providers.base import ScrapeContext
-from providers.scrapers import aws, azure, datacrunch, lambda_, oci
+from providers.scrapers import aws, azure, datacrunch, lambda_, oci, runpod
 
 
 @dataclass(frozen=True)
@@ -56,6 +56,12 @@ SCRAPERS: dict[str, Scraper] = {
             datacrunch.fetch,
             api_key_setting="DATACRUNCH_CLIENT_ID",
             secret_setting="DATACRUNCH_CLIENT_SECRET",
+        ),
+        Scraper(
+            "runpod",
+            runpod.fetch,
+            api_key_setting="RUNPOD_API_KEY",
+            regions_setting="RUNPOD_PRICE_REGIONS",
         ),
     )
 }

