@@ -55,7 +55,9 @@ def _schema_for(field: forms.Field) -> dict:
         return {"type": "string", "maxLength": getattr(field, "max_length", None) or 200}
     if isinstance(field, forms.ChoiceField):
         return {"type": "string", "enum": [str(v) for v, _ in field.choices if v != ""]}
-    schema = {"type": "integer"} if isinstance(field, forms.IntegerField) else {"type": "number"}
+    # DecimalField and FloatField subclass IntegerField: test for them first.
+    fractional = isinstance(field, forms.DecimalField | forms.FloatField)
+    schema = {"type": "number" if fractional else "integer"}
     if field.min_value is not None:
         schema["minimum"] = field.min_value
     if field.max_value is not None:
@@ -72,6 +74,8 @@ def listing_parameters() -> list[dict]:
             "name": name,
             "in": "query",
             "required": False,
+            # The no-JS form sends every field: an empty value means the filter is absent.
+            "allowEmptyValue": True,
             "description": DESCRIPTIONS.get(name, ""),
         }
         if name in REPEATABLE:
@@ -424,7 +428,8 @@ def document(server_url: str) -> dict:
                                 "application/json": {
                                     "schema": {
                                         "type": "object",
-                                        "required": ["count", "next", "results"],
+                                        # `next` is absent from a format=json download.
+                                        "required": ["count", "results"],
                                         "properties": {
                                             "count": {"type": "integer"},
                                             "next": {
