@@ -10,7 +10,7 @@ import re
 from datetime import timedelta
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
@@ -315,6 +315,8 @@ DATACRUNCH_CLIENT_ID = env_str("DATACRUNCH_CLIENT_ID", "")
 DATACRUNCH_CLIENT_SECRET = env_str("DATACRUNCH_CLIENT_SECRET", "")
 # RunPod GraphQL API key.
 RUNPOD_API_KEY = env_str("RUNPOD_API_KEY", "")
+# Vast.ai API key (offer search).
+VAST_API_KEY = env_str("VAST_API_KEY", "")
 # Regions each scraper reads, comma-separated; unset means the scraper's own default list.
 AZURE_PRICE_REGIONS = env_list("AZURE_PRICE_REGIONS", [])
 AWS_PRICE_REGIONS = env_list("AWS_PRICE_REGIONS", [])
@@ -388,3 +390,157 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": LOG_LEVEL},
     "loggers": {"django.db.backends": {"level": "INFO"}},
 }
+
+# -- Scheduled refresh on Celery, curator alerts (issue 7) -----------------------------------------
+
+
+def env_minutes_by_slug(name: str, *, minimum: int = 1, environ=None) -> dict[str, int]:
+    """A per-provider map written `aws=360,azure=360,lambda=30` (slug=minutes), parsed strictly."""
+    value = _raw(name, environ)
+    if value is None:
+        return {}
+    result: dict[str, int] = {}
+    for item in value.split(","):
+        slug, sep, minutes = (part.strip() for part in item.partition("="))
+        if not sep or not re.fullmatch(r"[a-z0-9]+", slug) or not re.fullmatch(r"\d+", minutes):
+            raise ImproperlyConfigured(
+                f"{name} must look like aws=360,lambda=30 (provider slug=minutes), got {item!r}"
+            )
+        if slug in result:
+            raise ImproperlyConfigured(f"{name} names {slug} twice")
+        if int(minutes) < minimum:
+            raise ImproperlyConfigured(
+                f"{name}: {slug} must be at least {minimum} minutes, got {minutes}"
+            )
+        result[slug] = int(minutes)
+    return result
+
+
+def mailers_from_env(environ=None, *, production: bool = False) -> dict:
+    """Django's MAILERS from EMAIL_URL (smtp://, smtp+tls://, smtps://) or EMAIL_HOST and co.
+
+    With neither, development prints mail on the console and production sends through the
+    SMTP server on localhost:25; the test runner swaps in its in-memory outbox.
+    """
+    url = _raw("EMAIL_URL", environ)
+    host = _raw("EMAIL_HOST", environ)
+    if url is not None and host is not None:
+        raise ImproperlyConfigured("set EMAIL_URL or EMAIL_HOST, not both")
+    options = {
+        "host": "localhost",
+        "port": 25,
+        "username": "",
+        "password": "",
+        "use_tls": False,
+        "use_ssl": False,
+        "timeout": env_int("EMAIL_TIMEOUT_SECONDS", 10, minimum=1, environ=environ),
+    }
+    if url is not None:
+        parts = urlsplit(url)
+        schemes = {"smtp": (False, False), "smtp+tls": (True, False), "smtps": (False, True)}
+        if parts.scheme not in schemes or not parts.hostname:
+            raise ImproperlyConfigured(
+                "EMAIL_URL must look like smtp+tls://user:password@host:587 (schemes smtp, "
+                f"smtp+tls, smtps) with a host, got scheme {parts.scheme!r}"
+            )
+        try:
+            port = parts.port
+        except ValueError:
+            raise ImproperlyConfigured("EMAIL_URL has an invalid port") from None
+        use_tls, use_ssl = schemes[parts.scheme]
+        options |= {
+            "host": parts.hostname,
+            "port": port or (465 if use_ssl else 587 if use_tls else 25),
+            "username": unquote(parts.username or ""),
+            "password": unquote(parts.password or ""),
+            "use_tls": use_tls,
+            "use_ssl": use_ssl,
+        }
+    elif host is not None:
+        use_tls = env_bool("EMAIL_USE_TLS", False, environ=environ)
+        use_ssl = env_bool("EMAIL_USE_SSL", False, environ=environ)
+        if use_tls and use_ssl:
+            raise ImproperlyConfigured("EMAIL_USE_TLS and EMAIL_USE_SSL cannot both be true")
+        default_port = 465 if use_ssl else 587 if use_tls else 25
+        options |= {
+            "host": host,
+            "port": env_int("EMAIL_PORT", default_port, minimum=1, environ=environ),
+            "username": env_str("EMAIL_HOST_USER", "", environ=environ),
+            "password": env_str("EMAIL_HOST_PASSWORD", "", environ=environ),
+            "use_tls": use_tls,
+            "use_ssl": use_ssl,
+        }
+    elif not production:
+        return {"default": {"BACKEND": "django.core.mail.backends.console.EmailBackend"}}
+    return {
+        "default": {"BACKEND": "django.core.mail.backends.smtp.EmailBackend", "OPTIONS": options}
+    }
+
+
+# Minutes between scheduled refreshes: REFRESH_INTERVAL_MINUTES for every provider, unless
+# REFRESH_INTERVALS names it (aws=360,lambda=30). Each registered provider gets a beat entry.
+REFRESH_INTERVAL_MINUTES = env_int("REFRESH_INTERVAL_MINUTES", 360, minimum=5)
+REFRESH_INTERVALS = env_minutes_by_slug("REFRESH_INTERVALS", minimum=5)
+# A provider whose last good run is older than this is "stale" (default: twice its interval).
+REFRESH_STALE_AFTER_MINUTES = env_minutes_by_slug("REFRESH_STALE_AFTER_MINUTES", minimum=5)
+# How often check_freshness looks for failing and stale providers (and emails the curators).
+REFRESH_CHECK_MINUTES = env_int("REFRESH_CHECK_MINUTES", 15, minimum=1)
+# Time limits of one provider's refresh task; see providers/schedule.py for the timeout chain
+# they must respect (HTTP retries < soft < hard < lock < broker visibility timeout).
+REFRESH_SOFT_TIME_LIMIT_SECONDS = env_int("REFRESH_SOFT_TIME_LIMIT_SECONDS", 900, minimum=60)
+REFRESH_HARD_TIME_LIMIT_SECONDS = env_int("REFRESH_HARD_TIME_LIMIT_SECONDS", 960, minimum=60)
+# Task-level retries of a transient failure (network given up on, database unreachable):
+# exponential backoff from the base, capped, with jitter.
+REFRESH_MAX_RETRIES = env_int("REFRESH_MAX_RETRIES", 3, minimum=0)
+REFRESH_RETRY_BACKOFF_SECONDS = env_int("REFRESH_RETRY_BACKOFF_SECONDS", 60, minimum=1)
+REFRESH_RETRY_BACKOFF_MAX_SECONDS = env_int("REFRESH_RETRY_BACKOFF_MAX_SECONDS", 1800, minimum=1)
+# A task whose worker died under it is redelivered at most this many times, then given up on
+# with a failed refresh run (deliveries are counted in the cache: Redis with REDIS_URL).
+REFRESH_MAX_REDELIVERIES = env_int("REFRESH_MAX_REDELIVERIES", 2, minimum=0)
+# Tests and demos only, refused in production: the worker serves each provider from
+# DIR/<slug>/manifest.json (the --replay format) instead of the network.
+REFRESH_REPLAY_DIR = env_str("REFRESH_REPLAY_DIR", "")
+# Test-only hook (DJANGO_ENV=test): the first refresh to reach its upsert writes its pid to
+# this file and sleeps before committing, so a test can kill the worker mid-write.
+REFRESH_TEST_PAUSE_FILE = env_str("REFRESH_TEST_PAUSE_FILE", "")
+REFRESH_TEST_PAUSE_SECONDS = env_int("REFRESH_TEST_PAUSE_SECONDS", 30, minimum=1)
+if PRODUCTION and REFRESH_REPLAY_DIR:
+    raise ImproperlyConfigured("REFRESH_REPLAY_DIR is for tests and demos, not production")
+if REFRESH_TEST_PAUSE_FILE and not TESTING:
+    raise ImproperlyConfigured("REFRESH_TEST_PAUSE_FILE is honoured only with DJANGO_ENV=test")
+
+# Celery. Late acks: a message is acknowledged only after its task finished, so a worker lost
+# mid-task gets it redelivered (reject_on_worker_lost); one message prefetched at a time.
+CELERY_VISIBILITY_TIMEOUT_SECONDS = env_int("CELERY_VISIBILITY_TIMEOUT_SECONDS", 3600, minimum=60)
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": CELERY_VISIBILITY_TIMEOUT_SECONDS}
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_TASK_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_TIMEZONE = "UTC"
+# Celery logs through LOGGING below instead of replacing the root handlers.
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+# The beat schedule is built from the provider registry in providers/schedule.py at start-up.
+
+# Curator alerts: failing or stale providers are emailed to these addresses (comma-separated).
+CURATOR_EMAILS = env_list("CURATOR_EMAILS", [])
+for _address in CURATOR_EMAILS:
+    if not re.fullmatch(r"[^@\s,]+@[^@\s,]+\.[^@\s,]+", _address):
+        raise ImproperlyConfigured(f"CURATOR_EMAILS: {_address!r} is not an email address")
+DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "gpucatalog@localhost")
+SERVER_EMAIL = DEFAULT_FROM_EMAIL
+MAILERS = mailers_from_env(production=PRODUCTION)
+if PRODUCTION and CURATOR_EMAILS and not (_raw("EMAIL_URL") or _raw("EMAIL_HOST")):
+    raise ImproperlyConfigured(
+        "CURATOR_EMAILS is set but no mail server is: set EMAIL_URL or EMAIL_HOST"
+    )
+
+# Log lines of a refresh carry its provider, refresh run and task ids.
+LOGGING["filters"] = {"refresh": {"()": "providers.logcontext.RefreshContextFilter"}}
+LOGGING["handlers"]["console"]["filters"] = ["refresh"]
+LOGGING["formatters"]["plain"]["format"] = (
+    "%(asctime)s %(levelname)s %(name)s%(refresh)s %(message)s"
+)

@@ -810,6 +810,12 @@ class ScrapeRun(models.Model):
         default=list, blank=True, help_text="Schema drift: unknown keys the scraper saw."
     )
     trigger = models.CharField(max_length=20, default="command")
+    task_id = models.CharField(
+        max_length=64, blank=True, default="", help_text="The Celery task that ran it, if any."
+    )
+    retry_scheduled = models.BooleanField(
+        default=False, help_text="A transient failure: the task tries again later."
+    )
 
     class Meta:
         verbose_name = "refresh run"
@@ -934,3 +940,62 @@ class CorrectionReport(models.Model):
 
     def __str__(self) -> str:
         return f"{self.instance}: {self.get_topic_display()} ({self.status})"
+
+
+# -- refresh health and curator alerts ------------------------------------------------------------
+
+
+class RefreshState(models.TextChoices):
+    OK = "ok", "Fresh"
+    PENDING = "pending", "Waiting for its first good run"
+    FAILING = "failing", "Failing (last run failed or was rejected)"
+    STALE = "stale", "Stale (no good run within its threshold)"
+    SKIPPED = "skipped", "Not configured (skipped, never refreshed)"
+
+
+class RefreshHealth(models.Model):
+    """How a scheduled provider's refreshes are doing, as the last check judged them.
+
+    Written by the freshness check after every scheduled refresh and on its own schedule;
+    `alerted_key` remembers the problem last emailed so the same one is never emailed twice.
+    """
+
+    State = RefreshState
+    NEEDS_ATTENTION = (RefreshState.FAILING, RefreshState.STALE)
+
+    provider = models.OneToOneField(
+        Provider, on_delete=models.CASCADE, primary_key=True, related_name="refresh_health"
+    )
+    state = models.CharField(max_length=10, choices=RefreshState.choices)
+    detail = models.TextField(blank=True, help_text="Why, in plain text.")
+    last_run = models.ForeignKey(
+        ScrapeRun, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    last_good_at = models.DateTimeField(null=True, blank=True)
+    stale_after = models.DurationField(help_text="The age at which the last good run is stale.")
+    checked_at = models.DateTimeField()
+    tracked_since = models.DateTimeField(
+        default=timezone.now, help_text="When the provider was first checked."
+    )
+    alerted_key = models.CharField(
+        max_length=100, blank=True, help_text="The problem last emailed to the curators."
+    )
+    alerted_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        verbose_name = "refresh health"
+        verbose_name_plural = "refresh health"
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(state__in=RefreshState.values),
+                name="refreshhealth_state_valid",
+                violation_error_message="Unknown refresh state.",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.provider_id}: {self.state}"
+
+    @property
+    def needs_attention(self) -> bool:
+        return self.state in self.NEEDS_ATTENTION

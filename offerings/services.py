@@ -344,10 +344,12 @@ MAX_STORED_REJECTIONS = 5000
 _LOCK_NAMESPACE = 0x6770  # pg_advisory_xact_lock(namespace, provider id): one refresh at a time
 
 
-def start_scrape_run(provider: Provider, trigger: str = "command", now=None) -> ScrapeRun:
+def start_scrape_run(
+    provider: Provider, trigger: str = "command", now=None, task_id: str = ""
+) -> ScrapeRun:
     """Record that a refresh of `provider` began; committed at once so a crash still shows it."""
     return ScrapeRun.objects.create(
-        provider=provider, trigger=trigger, started_at=now or timezone.now()
+        provider=provider, trigger=trigger, started_at=now or timezone.now(), task_id=task_id
     )
 
 
@@ -373,6 +375,12 @@ def fail_scrape_run(run: ScrapeRun, reason: str, warnings: Iterable[str] = ()) -
     run.finished_at = max(timezone.now(), run.started_at)
     run.save()
     return run
+
+
+def note_retry_scheduled(run: ScrapeRun) -> None:
+    """A failed run whose task tries again later: not final, so no alert is raised for it."""
+    ScrapeRun.objects.filter(pk=run.pk).update(retry_scheduled=True)
+    run.retry_scheduled = True
 
 
 def last_good_run(provider: Provider, exclude: ScrapeRun | None = None) -> ScrapeRun | None:

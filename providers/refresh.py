@@ -3,24 +3,45 @@
 from __future__ import annotations
 
 import logging
+import os
+import time
 from collections.abc import Callable
+from datetime import timedelta
+from pathlib import Path
 
 import httpx
-from django.db import DatabaseError
+from django.conf import settings
+from django.db import DatabaseError, OperationalError, transaction
 from django.utils import timezone
 
 from offerings import services
 from offerings.models import Provider, ScrapeRun
+from providers import logcontext
 from providers.base import ScrapeContext, ScrapeError
-from providers.http import RETRY_STATUSES
+from providers.http import RETRY_STATUSES, make_client
 from providers.registry import SCRAPERS
-from providers.replay import ReplayMismatch, redact_url
+from providers.replay import ReplayError, ReplayMismatch, ReplayTransport, manifest_path, redact_url
 
 logger = logging.getLogger(__name__)
 
 
 class ProviderNotInCatalog(Exception):
     """The provider has no row yet: load_catalog creates it from fixtures/providers/."""
+
+
+class TransientRefreshError(Exception):
+    """The run failed for a reason worth retrying later: its run record is closed as failed."""
+
+    def __init__(self, run: ScrapeRun, reason: str) -> None:
+        super().__init__(reason)
+        self.run = run
+
+
+def is_transient(exc: BaseException) -> bool:
+    """Network failures the client gave up on, or a database that could not be reached."""
+    if isinstance(exc, ReplayMismatch):  # a recording without the request: never transient
+        return False
+    return isinstance(exc, httpx.TimeoutException | httpx.NetworkError | OperationalError)
 
 
 def describe_http_failure(exc: httpx.HTTPError) -> str:
@@ -47,8 +68,14 @@ def refresh_provider(
     replaying: bool = False,
     trigger: str = "command",
     progress: Callable[[str], None] | None = None,
+    task_id: str = "",
+    raise_transient: bool = False,
 ) -> ScrapeRun:
-    """Scrape one provider and upsert what it returned; the run record says how it went."""
+    """Scrape one provider and upsert what it returned; the run record says how it went.
+
+    With `raise_transient`, a failure worth retrying (see `is_transient`) still closes the run
+    as failed, then raises `TransientRefreshError` so the caller can schedule a retry.
+    """
     scraper = SCRAPERS[slug]
     provider = Provider.objects.filter(slug=slug).first()
     if provider is None:
@@ -60,7 +87,8 @@ def refresh_provider(
         return services.record_skipped_run(
             provider, f"{scraper.api_key_setting} is not set: {slug} skipped", trigger
         )
-    run = services.start_scrape_run(provider, trigger, now=timezone.now())
+    run = services.start_scrape_run(provider, trigger, now=timezone.now(), task_id=task_id)
+    logcontext.set_run(run.pk)
     ctx = ScrapeContext(
         now=run.started_at,
         api_key=api_key or "replay",
@@ -72,13 +100,104 @@ def refresh_provider(
     except ScrapeError as exc:
         return services.fail_scrape_run(run, str(exc), ctx.warnings)
     except httpx.HTTPError as exc:
-        return services.fail_scrape_run(run, describe_http_failure(exc), ctx.warnings)
+        run = services.fail_scrape_run(run, describe_http_failure(exc), ctx.warnings)
+        if raise_transient and is_transient(exc):
+            raise TransientRefreshError(run, describe_http_failure(exc)) from exc
+        return run
     except Exception as exc:  # a scraper bug must still close its run, not leave it "running"
         logger.exception("%s: scraper crashed", slug)
         reason = f"scraper error: {type(exc).__name__}: {exc}"
         return services.fail_scrape_run(run, reason, ctx.warnings)
     try:
-        return services.upsert_offers(run, batch)
+        return _upsert(run, batch)
     except (DatabaseError, ValueError) as exc:
         logger.exception("%s: upsert failed", slug)
-        return services.fail_scrape_run(run, f"could not write the offers: {exc}", ctx.warnings)
+        reason = f"could not write the offers: {exc}"
+        run = services.fail_scrape_run(run, reason, ctx.warnings)
+        if raise_transient and is_transient(exc):
+            raise TransientRefreshError(run, reason) from exc
+        return run
+
+
+def _upsert(run: ScrapeRun, batch) -> ScrapeRun:
+    """The one upsert; under the test-only pause hook, held open before its commit."""
+    pause_file = settings.REFRESH_TEST_PAUSE_FILE
+    if not pause_file:
+        return services.upsert_offers(run, batch)
+    with transaction.atomic():
+        run = services.upsert_offers(run, batch)  # a savepoint inside: nothing committed yet
+        _pause_before_commit(Path(pause_file))
+    return run
+
+
+def _pause_before_commit(path: Path) -> None:
+    """The first upsert to get here writes its pid to `path` and sleeps; later ones go on."""
+    try:
+        with path.open("x", encoding="utf-8") as handle:
+            handle.write(f"{os.getpid()}\n")
+    except FileExistsError:
+        return
+    logger.warning(
+        "test pause: holding the upsert open for %ss", settings.REFRESH_TEST_PAUSE_SECONDS
+    )
+    time.sleep(settings.REFRESH_TEST_PAUSE_SECONDS)
+
+
+def _no_sleep(seconds: float) -> None:
+    """Replays do not wait out recorded Retry-After or backoff delays."""
+
+
+def refresh_from_source(
+    slug: str, *, trigger: str, task_id: str = "", replay_dir: str = ""
+) -> ScrapeRun:
+    """Refresh one provider from its API, or from `replay_dir/<slug>/` (tests and demos).
+
+    A failure worth retrying raises `TransientRefreshError` after its run is closed as failed.
+    """
+    transport = None
+    if replay_dir:
+        try:
+            transport = ReplayTransport(manifest_path(Path(replay_dir), slug, single=False))
+        except ReplayError as exc:
+            provider = Provider.objects.filter(slug=slug).first()
+            if provider is None:
+                raise ProviderNotInCatalog(f"provider {slug!r} is not in the catalog") from None
+            run = services.start_scrape_run(provider, trigger, task_id=task_id)
+            return services.fail_scrape_run(run, str(exc))
+    with make_client(transport, sleep=_no_sleep if replay_dir else None) as client:
+        return refresh_provider(
+            slug,
+            client,
+            replaying=bool(replay_dir),
+            trigger=trigger,
+            task_id=task_id,
+            raise_transient=True,
+        )
+
+
+def close_lost_runs(slug: str, task_id: str, reason: str) -> list[ScrapeRun]:
+    """Close the runs a lost delivery of this task left running: failed, with the reason."""
+    runs = ScrapeRun.objects.filter(
+        provider__slug=slug, task_id=task_id, status=ScrapeRun.Status.RUNNING
+    ).select_related("provider")
+    return [services.fail_scrape_run(run, reason) for run in runs]
+
+
+def record_failed_task(slug: str, reason: str, *, trigger: str, task_id: str) -> ScrapeRun | None:
+    """A refresh that never ran (given up on): a failed run record says why."""
+    provider = Provider.objects.filter(slug=slug).first()
+    if provider is None:
+        return None
+    run = services.start_scrape_run(provider, trigger, task_id=task_id)
+    return services.fail_scrape_run(run, reason)
+
+
+def close_stuck_runs(older_than: timedelta, reason: str) -> list[ScrapeRun]:
+    """Close task-run records still "running" long after any task could hold them."""
+    cutoff = timezone.now() - older_than
+    runs = (
+        ScrapeRun.objects.filter(status=ScrapeRun.Status.RUNNING, started_at__lt=cutoff)
+        .exclude(task_id="")
+        .select_related("provider")
+    )
+    return [services.fail_scrape_run(run, reason) for run in runs]

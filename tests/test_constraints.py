@@ -1,6 +1,6 @@
 """Every database constraint rejects the bad row it exists for, by name."""
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
 import pytest
@@ -16,6 +16,7 @@ from offerings.models import (
     Offer,
     PriceObservation,
     Provider,
+    RefreshHealth,
     Region,
     ScrapeRun,
     SkuReview,
@@ -169,6 +170,9 @@ BAD_ROWS = {
     ),
     "scraperun_finish_after_start": lambda c: ScrapeRun.objects.create(
         provider=c["provider"], started_at=NOW, finished_at=datetime(2020, 1, 1, tzinfo=UTC)
+    ),
+    "refreshhealth_state_valid": lambda c: RefreshHealth.objects.create(
+        provider=c["provider"], state="grumpy", stale_after=timedelta(hours=12), checked_at=NOW
     ),
     "skureview_unique_sku": lambda c: [
         SkuReview.objects.create(provider=c["provider"], sku="gpu_9x_mystery") for _ in range(2)
