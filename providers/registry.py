@@ -10,7 +10,7 @@ from django.conf import settings
 
 from offerings.schemas import ScrapeBatch
 from providers.base import ScrapeContext
-from providers.scrapers import aws, azure, datacrunch, lambda_, oci, runpod
+from providers.scrapers import aws, azure, datacrunch, lambda_, oci, runpod, vast
 
 
 @dataclass(frozen=True)
@@ -63,6 +63,7 @@ SCRAPERS: dict[str, Scraper] = {
             api_key_setting="RUNPOD_API_KEY",
             regions_setting="RUNPOD_PRICE_REGIONS",
         ),
+        Scraper("vast", vast.fetch, api_key_setting="VAST_API_KEY"),
     )
 }
 

@@ -47,7 +47,7 @@ def replay(sleeps):
         assert transport.unused() == [], f"{transport.manifest}: entries never requested"
 
 
-SCRAPED_PROVIDERS = ("aws", "azure", "lambda", "oci", "datacrunch", "runpod")
+SCRAPED_PROVIDERS = ("aws", "azure", "lambda", "oci", "datacrunch", "runpod", "vast")
 
 
 def load_scraped_providers() -> None:

@@ -45,6 +45,7 @@ class Provider:
 
 PROVIDERS = {
     "oci": Provider("oci", "products.json", {"OCI_PRICE_REGIONS": []}),
+    "vast": Provider("vast", "offers.json", {"VAST_API_KEY": ""}),
     "runpod": Provider("runpod", "secure-US-TX-3.json", {"RUNPOD_API_KEY": ""}),
     "datacrunch": Provider(
         "datacrunch",
@@ -281,7 +282,82 @@ def _rp_graphql_error(data: dict) -> dict:
     return {"errors": [{"message": "Something went wrong. Please try again later."}], "data": None}
 
 
+# -- Vast.ai edits (the recorded search answer: 46 offers, one per bucket and region) ------------
+
+
+def _vast_offer(data: dict, gpu: str = "RTX 4090", count: int = 8, where: str = "Utah, US"):
+    return next(
+        o
+        for o in data["offers"]
+        if (o["gpu_name"], o["num_gpus"], o["geolocation"]) == (gpu, count, where)
+    )
+
+
+def _vast_rename(data: dict) -> dict:
+    for item in data["offers"]:
+        item["dph"] = item.pop("dph_total")
+    return data
+
+
+def _vast_missing(data: dict) -> dict:
+    del _vast_offer(data)["geolocation"]
+    return data
+
+
+def _vast_wrong_types(data: dict) -> dict:
+    _vast_offer(data)["dph_total"] = "3.20"
+    _vast_offer(data, "L40S", 8, "Slovenia, SI")["num_gpus"] = "8"
+    return data
+
+
+def _vast_bad_prices(data: dict) -> dict:
+    _vast_offer(data)["dph_total"] = -3.2
+    _vast_offer(data, "L40S", 8, "Slovenia, SI")["dph_total"] = 0
+    _vast_offer(data, "H100 SXM", 8, "US")["dph_total"] = 99999
+    return data
+
+
+def _vast_duplicates(data: dict) -> dict:
+    same = dict(_vast_offer(data))
+    other = dict(_vast_offer(data, "L40S", 8, "Slovenia, SI")) | {"dph_total": 5.5}
+    data["offers"] += [same, other]
+    return data
+
+
 CASES = [
+    Case("vast", "truncated-json", "failed", ("vast offers", "is not valid JSON")),
+    Case("vast", "html-200", "failed", ("expected JSON from https://console.vast.ai",)),
+    Case(
+        "vast",
+        "renamed-field",
+        "failed",
+        ("all 46 row(s) were rejected", "dph_total: Field required", "field(s) ['dph']"),
+        _vast_rename,
+    ),
+    Case("vast", "missing-field", "succeeded", ("geolocation: Field required",), _vast_missing),
+    Case(
+        "vast",
+        "wrong-types",
+        "succeeded",
+        ("expected a JSON number, got str '3.20'", "num_gpus: Input should be a valid integer"),
+        _vast_wrong_types,
+    ),
+    Case("vast", "bad-prices", "succeeded", ("implausible offer price",), _vast_bad_prices),
+    Case(
+        "vast",
+        "duplicates",
+        "succeeded",
+        ("duplicate of an earlier listing of the same offer", "listed twice with different values"),
+        _vast_duplicates,
+    ),
+    Case(
+        "vast", "empty", "failed", ("the provider returned no offers",), lambda data: {"offers": []}
+    ),
+    Case("vast", "429-then-success", "succeeded", ()),
+    Case(
+        "vast", "500-until-give-up", "failed", ("HTTP 500 Internal Server Error", "(after retries)")
+    ),
+    Case("vast", "timeout", "failed", ("timed out waiting for https://console.vast.ai",)),
     Case("runpod", "truncated-json", "failed", ("runpod secure prices US-TX-3", "not valid JSON")),
     Case("runpod", "html-200", "failed", ("expected JSON from https://api.runpod.io/graphql",)),
     Case(
@@ -443,6 +519,9 @@ NOT_APPLICABLE = {
     # RunPod's GraphQL answers are unpaged and carry no currency (US dollars by definition).
     ("runpod", "paging-loop"),
     ("runpod", "unknown-currency"),
+    # Vast's search is one answer of up to 3000 offers, in US dollars by definition.
+    ("vast", "paging-loop"),
+    ("vast", "unknown-currency"),
 }
 VARIANTS = {
     "truncated-json",
