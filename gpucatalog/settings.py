@@ -317,6 +317,8 @@ DATACRUNCH_CLIENT_SECRET = env_str("DATACRUNCH_CLIENT_SECRET", "")
 RUNPOD_API_KEY = env_str("RUNPOD_API_KEY", "")
 # Vast.ai API key (offer search).
 VAST_API_KEY = env_str("VAST_API_KEY", "")
+# Google Cloud API key for the Cloud Billing Catalog API (any project).
+GCP_API_KEY = env_str("GCP_API_KEY", "")
 # Regions each scraper reads, comma-separated; unset means the scraper's own default list.
 AZURE_PRICE_REGIONS = env_list("AZURE_PRICE_REGIONS", [])
 AWS_PRICE_REGIONS = env_list("AWS_PRICE_REGIONS", [])
@@ -324,6 +326,8 @@ AWS_PRICE_REGIONS = env_list("AWS_PRICE_REGIONS", [])
 OCI_PRICE_REGIONS = env_list("OCI_PRICE_REGIONS", [])
 # RunPod data-center ids / country codes to query (default: every listed one).
 RUNPOD_PRICE_REGIONS = env_list("RUNPOD_PRICE_REGIONS", [])
+# GCP regions to price (default: every region the GPU SKUs list).
+GCP_PRICE_REGIONS = env_list("GCP_PRICE_REGIONS", [])
 
 # Security headers. Production answers only over HTTPS; a proxy in front sets X-Forwarded-Proto.
 SECURE_CONTENT_TYPE_NOSNIFF = True

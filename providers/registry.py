@@ -10,7 +10,7 @@ from django.conf import settings
 
 from offerings.schemas import ScrapeBatch
 from providers.base import ScrapeContext
-from providers.scrapers import aws, azure, datacrunch, lambda_, oci, runpod, vast
+from providers.scrapers import aws, azure, datacrunch, gcp, lambda_, oci, runpod, vast
 
 
 @dataclass(frozen=True)
@@ -64,6 +64,9 @@ SCRAPERS: dict[str, Scraper] = {
             regions_setting="RUNPOD_PRICE_REGIONS",
         ),
         Scraper("vast", vast.fetch, api_key_setting="VAST_API_KEY"),
+        Scraper(
+            "gcp", gcp.fetch, api_key_setting="GCP_API_KEY", regions_setting="GCP_PRICE_REGIONS"
+        ),
     )
 }
 

@@ -47,7 +47,16 @@ def replay(sleeps):
         assert transport.unused() == [], f"{transport.manifest}: entries never requested"
 
 
-SCRAPED_PROVIDERS = ("aws", "azure", "lambda", "oci", "datacrunch", "runpod", "vast")
+SCRAPED_PROVIDERS = (
+    "aws",
+    "azure",
+    "lambda",
+    "oci",
+    "datacrunch",
+    "runpod",
+    "vast",
+    "gcp",
+)
 
 
 def load_scraped_providers() -> None:
