@@ -29,11 +29,6 @@ def bind(**values: object) -> Iterator[None]:
         _CONTEXT.reset(token)
 
 
-def set_run(run_id: int) -> None:
-    """Name the refresh run once it exists (inside a `bind` block, which restores the context)."""
-    _CONTEXT.set({**current(), "run": run_id})
-
-
 def current() -> dict[str, object]:
     return dict(_CONTEXT.get() or {})
 

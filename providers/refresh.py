@@ -88,13 +88,20 @@ def refresh_provider(
             provider, f"{scraper.api_key_setting} is not set: {slug} skipped", trigger
         )
     run = services.start_scrape_run(provider, trigger, now=timezone.now(), task_id=task_id)
-    logcontext.set_run(run.pk)
     ctx = ScrapeContext(
         now=run.started_at,
         api_key=api_key or "replay",
         regions=scraper.regions(),
         progress=progress or (lambda message: None),
     )
+    with logcontext.bind(provider=slug, run=run.pk):
+        return _fetch_and_upsert(run, scraper, client, ctx, raise_transient)
+
+
+def _fetch_and_upsert(
+    run: ScrapeRun, scraper, client: httpx.Client, ctx: ScrapeContext, raise_transient: bool
+) -> ScrapeRun:
+    slug = scraper.slug
     try:
         batch = scraper.fetch(client, ctx)
     except ScrapeError as exc:

@@ -12,7 +12,8 @@ from django.utils import timezone
 
 from offerings import services
 from offerings.models import Provider, RefreshHealth, ScrapeRun
-from providers import locks, refresh
+from providers import locks, logcontext, refresh
+from providers.logcontext import RefreshContextFilter
 from providers.registry import SCRAPERS
 from providers.tasks import check_freshness, refresh_all, refresh_provider, retry_countdown
 
@@ -253,3 +254,27 @@ def test_the_lock_is_released_only_by_the_token_that_holds_it():
 def test_deliveries_are_counted_per_task_attempt():
     assert [locks.count_delivery("t", 0, 60) for _ in range(3)] == [1, 2, 3]
     assert locks.count_delivery("t", 1, 60) == 1, "a retry is a new attempt"
+
+
+def test_log_lines_of_a_refresh_carry_its_provider_run_and_task_and_no_later_line_does(
+    catalog, replay_dir
+):
+    replay_dir("lambda")
+    records: list[logging.LogRecord] = []
+    handler = logging.Handler()
+    handler.emit = records.append
+    handler.addFilter(RefreshContextFilter())  # as LOGGING installs it on the console handler
+    tasks_logger = logging.getLogger("providers.tasks")
+    tasks_logger.addHandler(handler)
+    try:
+        result = refresh_provider.apply(args=["lambda"])
+        tasks_logger.warning("after the refresh")
+    finally:
+        tasks_logger.removeHandler(handler)
+
+    [run] = runs("lambda")
+    done = next(r for r in records if r.getMessage().startswith("refresh succeeded"))
+    assert done.refresh == f" [provider=lambda run={run.pk} task={result.id}]"
+    assert (done.refresh_provider, done.refresh_run_id) == ("lambda", run.pk)
+    assert records[-1].refresh == ""
+    assert logcontext.current() == {}
