@@ -238,13 +238,16 @@ LISTING_OPTIONS = ("page", "page_size", "format", "currency", "sort")
 
 
 def _query(name: str, schema: dict, description: str, required: bool = False) -> dict:
-    return {
+    parameter = {
         "name": name,
         "in": "query",
         "required": required,
         "description": description,
         "schema": schema,
     }
+    if not required:  # an empty value means the parameter is absent (its default applies)
+        parameter["allowEmptyValue"] = True
+    return parameter
 
 
 def estimate_parameters() -> list[dict]:
