@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
+from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
 from gpucatalog.settings import mailers_from_env
@@ -122,3 +125,13 @@ def test_production_with_a_mail_server_passes_the_deployment_check():
     result = run_manage("check", "--deploy", "--fail-level", "WARNING", env=env)
 
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_every_variable_the_settings_read_is_listed_in_env_example():
+    source = (settings.BASE_DIR / "gpucatalog" / "settings.py").read_text(encoding="utf-8")
+    read = set(re.findall(r'env_[a-z_]+\(\s*"([A-Z0-9_]+)"', source))
+    read |= set(re.findall(r'_raw\("([A-Z0-9_]+)"', source))
+    example = (settings.BASE_DIR / ".env.example").read_text(encoding="utf-8")
+    listed = set(re.findall(r"^([A-Z0-9_]+)=", example, re.MULTILINE))
+
+    assert read - listed == set(), "add these to .env.example"
