@@ -804,3 +804,23 @@ def _ensure_regions(provider: Provider, seen: Mapping[str, tuple[str, str]]) -> 
         Region.objects.bulk_create(missing, ignore_conflicts=True)
         known = dict(Region.objects.filter(provider=provider).values_list("code", "pk"))
     return known
+
+
+# -- reference exchange rates ---------------------------------------------------------------------
+
+
+def record_reference_rates(rates: Iterable[ExchangeRateIn]) -> tuple[dict[str, int], int]:
+    """Store dated, sourced reference rates, then re-derive every non-USD offer's USD figure.
+
+    A (currency, date) row is inserted, or corrected when the source now says otherwise; rows of
+    other dates stay as history (the latest date per currency is the one used). One transaction:
+    the rates and the prices derived from them change together. Returns the created / updated /
+    unchanged counts and the number of offers repriced.
+    """
+    counts = LoadCounts()
+    with transaction.atomic():
+        for rate in rates:
+            load_exchange_rate(rate, counts)
+        repriced = reprice_in_usd()
+    totals = counts.counts.get("exchangerate", {"created": 0, "updated": 0, "unchanged": 0})
+    return dict(totals), repriced
