@@ -314,6 +314,7 @@ class ProviderAdmin(LockingAdminMixin, admin.ModelAdmin):
 
     def get_urls(self):
         view = self.admin_site.admin_view(require_POST(self.refresh_view))
+        view.model_admin = self  # as ModelAdmin's own views carry it
         return [
             path("<path:object_id>/refresh/", view, name="offerings_provider_refresh"),
             *super().get_urls(),
