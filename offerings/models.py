@@ -18,18 +18,19 @@ from django.core.validators import URLValidator
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 
 # -- shared choices -------------------------------------------------------------------------------
 
 
 class Geo(models.TextChoices):
-    NORTH_AMERICA = "na", "North America"
-    SOUTH_AMERICA = "sa", "South America"
-    EUROPE = "eu", "Europe"
-    MIDDLE_EAST = "me", "Middle East"
-    AFRICA = "af", "Africa"
-    ASIA = "asia", "Asia"
-    OCEANIA = "oc", "Oceania"
+    NORTH_AMERICA = "na", _("North America")
+    SOUTH_AMERICA = "sa", _("South America")
+    EUROPE = "eu", _("Europe")
+    MIDDLE_EAST = "me", _("Middle East")
+    AFRICA = "af", _("Africa")
+    ASIA = "asia", _("Asia")
+    OCEANIA = "oc", _("Oceania")
 
 
 CURRENCY_CODE_RE = r"^[A-Z]{3}$"
@@ -81,9 +82,9 @@ class Curated(models.Model):
 
 
 class ProviderKind(models.TextChoices):
-    HYPERSCALER = "hyperscaler", "Hyperscaler"
-    SPECIALIST = "specialist", "Specialist GPU cloud"
-    MARKETPLACE = "marketplace", "Marketplace"
+    HYPERSCALER = "hyperscaler", _("Hyperscaler")
+    SPECIALIST = "specialist", _("Specialist GPU cloud")
+    MARKETPLACE = "marketplace", _("Marketplace")
 
 
 class GpuVendor(models.TextChoices):
@@ -93,49 +94,49 @@ class GpuVendor(models.TextChoices):
 
 
 class FormFactor(models.TextChoices):
-    SXM = "sxm", "SXM"
-    PCIE = "pcie", "PCIe"
-    OAM = "oam", "OAM"
-    SUPERCHIP = "superchip", "Superchip (Grace + GPU)"
+    SXM = "sxm", _("SXM")
+    PCIE = "pcie", _("PCIe")
+    OAM = "oam", _("OAM")
+    SUPERCHIP = "superchip", _("Superchip (Grace + GPU)")
 
 
 class BillingGranularity(models.TextChoices):
-    SECOND = "second", "Per second"
-    MINUTE = "minute", "Per minute"
-    HOUR = "hour", "Per hour"
-    MONTH = "month", "Per month"
-    UNKNOWN = "unknown", "Unknown"
+    SECOND = "second", _("Per second")
+    MINUTE = "minute", _("Per minute")
+    HOUR = "hour", _("Per hour")
+    MONTH = "month", _("Per month")
+    UNKNOWN = "unknown", _("Unknown")
 
 
 class LinkTechnology(models.TextChoices):
-    NONE = "none", "None (PCIe only)"
-    NVLINK = "nvlink", "NVLink"
-    INFINITY_FABRIC = "infinity-fabric", "Infinity Fabric (xGMI)"
-    UNKNOWN = "unknown", "Unknown"
+    NONE = "none", _("None (PCIe only)")
+    NVLINK = "nvlink", _("NVLink")
+    INFINITY_FABRIC = "infinity-fabric", _("Infinity Fabric (xGMI)")
+    UNKNOWN = "unknown", _("Unknown")
 
 
 class LinkTopology(models.TextChoices):
-    NVSWITCH = "nvswitch", "NVSwitch (all-to-all)"
-    BRIDGE = "bridge", "Bridge (pairs)"
-    MESH = "mesh", "Direct mesh"
-    HYBRID_CUBE_MESH = "hybrid-cube-mesh", "Hybrid cube-mesh"
-    UNKNOWN = "unknown", "Unknown"
+    NVSWITCH = "nvswitch", _("NVSwitch (all-to-all)")
+    BRIDGE = "bridge", _("Bridge (pairs)")
+    MESH = "mesh", _("Direct mesh")
+    HYBRID_CUBE_MESH = "hybrid-cube-mesh", _("Hybrid cube-mesh")
+    UNKNOWN = "unknown", _("Unknown")
 
 
 class FabricTechnology(models.TextChoices):
-    INFINIBAND = "infiniband", "InfiniBand"
-    ROCE = "roce", "RoCE v2"
-    EFA = "efa", "AWS EFA"
-    ERDMA = "erdma", "Alibaba eRDMA"
-    TCPX = "tcpx", "GPUDirect-TCPX/TCPXO (not RDMA)"
-    ETHERNET = "ethernet", "Ethernet (TCP/IP only)"
-    UNKNOWN = "unknown", "Unknown"
+    INFINIBAND = "infiniband", _("InfiniBand")
+    ROCE = "roce", _("RoCE v2")
+    EFA = "efa", _("AWS EFA")
+    ERDMA = "erdma", _("Alibaba eRDMA")
+    TCPX = "tcpx", _("GPUDirect-TCPX/TCPXO (not RDMA)")
+    ETHERNET = "ethernet", _("Ethernet (TCP/IP only)")
+    UNKNOWN = "unknown", _("Unknown")
 
 
 class OfferKind(models.TextChoices):
-    ON_DEMAND = "on-demand", "On-demand"
-    SPOT = "spot", "Spot / interruptible"
-    RESERVED = "reserved", "Reserved"
+    ON_DEMAND = "on-demand", _("On-demand")
+    SPOT = "spot", _("Spot / interruptible")
+    RESERVED = "reserved", _("Reserved")
 
 
 class OfferOrigin(models.TextChoices):
@@ -883,12 +884,12 @@ class CorrectionStatus(models.TextChoices):
 
 
 class CorrectionTopic(models.TextChoices):
-    SPECS = "specs", "GPUs, vCPUs, memory"
-    NVLINK = "nvlink", "GPU-to-GPU link (NVLink)"
-    FABRIC = "fabric", "Inter-node fabric"
-    MULTI_NODE = "multi-node", "Multi-node availability"
-    PRICE = "price", "Prices"
-    OTHER = "other", "Something else"
+    SPECS = "specs", _("GPUs, vCPUs, memory")
+    NVLINK = "nvlink", _("GPU-to-GPU link (NVLink)")
+    FABRIC = "fabric", _("Inter-node fabric")
+    MULTI_NODE = "multi-node", _("Multi-node availability")
+    PRICE = "price", _("Prices")
+    OTHER = "other", _("Something else")
 
 
 class CorrectionReport(models.Model):

@@ -121,14 +121,11 @@ CHINESE_PAGES = [
     "/zh-hans/learn/nvlink-vs-infiniband/",
     "/zh-hans/faq/",
     "/zh-hans/about/data/",
-    pytest.param(
-        "/zh-hans/instances/aws/ib-8x/",
-        marks=pytest.mark.xfail(
-            strict=True,
-            reason="the correction form's choices come from CorrectionReport's model choices, "
-            "whose labels in offerings/models.py are not marked for translation",
-        ),
-    ),
+    "/zh-hans/instances/aws/ib-8x/",
+    "/zh-hans/?nvlink=true",
+    "/zh-hans/compare/?ids=aws/ib-8x,aws/efa-8x",
+    "/zh-hans/gpus/h100-sxm/",
+    "/zh-hans/providers/aws/",
 ]
 
 
