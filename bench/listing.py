@@ -1,0 +1,401 @@
+"""The filter page and the API at the synthetic catalog's size, in-process (issue 11, item 2).
+
+    .venv/bin/python -m bench.listing [--quick]
+
+Measured with Django's test client against the benchmark database (run bench.synthetic first):
+
+- SQL statements per request at 500 and at 5,000 visible rows (same count = constant in the
+  number of rows), for the default page, a 200-row page and the API;
+- lazy loads: every request again with Django 6.1's fetch mode set to FETCH_RAISE for every
+  QuerySet (so a lazy related-object or deferred-field load raises FieldFetchBlocked), and
+  statement shapes the page repeats (an N+1 the count alone does not show);
+- the default page's server time against replaying the very SQL it ran through a raw cursor, in
+  the same run (median of N each; ratio = page / replay, target <= 5);
+- the pagination COUNT against the page query, each statement timed on its own (target <= 2x).
+
+The cache is replaced by DummyCache for these requests, so every request renders: what is
+measured is the cost of a render, whatever caching the views add on top (bench.http_load
+measures that).
+"""
+
+from __future__ import annotations
+
+import cProfile
+import io
+import pstats
+import re
+import sys
+import time
+from pathlib import Path
+
+if __package__ in (None, ""):
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.common import ROOT, Report, median, ms, quick_mode, setup_django
+
+DEFAULT_URLS = {
+    "filter page": "/",
+    "filter page, 200 rows": "/?page_size=200",
+    "filter page, filtered": "/?nvlink=true&fabric=infiniband&fabric=roce&price_kind=on-demand"
+    "&max_gpu_hour=4&sort=-fabric_gbps",
+    "htmx fragment": "/?gpu=h100-sxm",  # sent with HX-Request below
+    "API": "/api/instances",
+    "API, 200 rows": "/api/instances?page_size=200",
+    "API, filtered": "/api/instances?gpu=h100-sxm&gpu=h200-sxm&multi_node=true&geo=eu",
+}
+PRICE_FILTERED = "/?price_kind=on-demand&max_gpu_hour=3&geo=eu&available=true"
+DECLARE = re.compile(r'^DECLARE "[^"]+" NO SCROLL CURSOR WITH(?:OUT)? HOLD FOR ', re.I)
+LITERALS = re.compile(r"'(?:[^']|'')*'|\b\d+(?:\.\d+)?\b")
+
+
+def statement_shape(sql: str) -> str:
+    """The SQL with literals blanked, to spot one statement run again and again (N+1)."""
+    return LITERALS.sub("?", DECLARE.sub("", sql))
+
+
+def replayable(sql: str) -> str:
+    """A captured statement as a plain query: a server-side cursor becomes its SELECT."""
+    return DECLARE.sub("", sql)
+
+
+class Bench:
+    def __init__(self, quick: bool) -> None:
+        import logging
+
+        from django.db import connection
+
+        # A lazy load under FETCH_RAISE is a finding reported once, not a traceback per request.
+        logging.getLogger("django.request").setLevel(logging.CRITICAL)
+        from django.test import Client
+
+        self.connection = connection
+        self.client = Client()
+        self.quick = quick
+
+    def get(self, url: str, **headers):
+        return self.client.get(url, headers=headers or None)
+
+    def timed_get(self, url: str) -> float:
+        start = time.perf_counter()
+        response = self.get(url)
+        elapsed = time.perf_counter() - start
+        if response.status_code != 200:
+            raise RuntimeError(f"{url}: HTTP {response.status_code}")
+        return elapsed
+
+    def capture(self, url: str, **headers) -> tuple[object, list[dict]]:
+        from django.test.utils import CaptureQueriesContext
+
+        with CaptureQueriesContext(self.connection) as ctx:
+            response = self.get(url, **headers)
+        return response, list(ctx.captured_queries)
+
+    def raising(self, url: str, **headers) -> str:
+        """Run the request with lazy loads forbidden; the first lazy load, or ''.
+
+        Every new QuerySet starts in FETCH_RAISE, and FETCH_ONE itself (the default, which
+        querysets built at import time, such as a FilterSet's choices, already carry) raises
+        too. FETCH_PEERS, a deliberate batched load, is left alone.
+        """
+        from django.core.exceptions import FieldFetchBlocked
+        from django.db.models import fetch_modes, query
+
+        saved_default = query.DEFAULT_FETCH_MODE
+        saved_fetch = fetch_modes.FetchOne.fetch
+        query.DEFAULT_FETCH_MODE = fetch_modes.FETCH_RAISE
+        fetch_modes.FetchOne.fetch = fetch_modes.FetchRaise.fetch
+        try:
+            self.get(url, **headers)
+        except FieldFetchBlocked as exc:
+            return str(exc)
+        finally:
+            query.DEFAULT_FETCH_MODE = saved_default
+            fetch_modes.FetchOne.fetch = saved_fetch
+        return ""
+
+    def replay(self, statements: list[str]) -> float:
+        start = time.perf_counter()
+        with self.connection.cursor() as cursor:
+            for sql in statements:
+                cursor.execute(sql)
+                if cursor.description is not None:
+                    cursor.fetchall()
+        return time.perf_counter() - start
+
+    def time_statement(self, sql: str, n: int) -> float:
+        return median([self.replay([sql]) for _ in range(n)])
+
+
+def set_visible(n: int) -> int:
+    """Hide every visible instance type but the first n (by id); inside a rolled-back block."""
+    from offerings.models import InstanceType
+
+    ids = list(InstanceType.objects.visible().order_by("pk").values_list("pk", flat=True))
+    InstanceType.objects.filter(pk__in=ids[n:]).update(is_hidden=True)
+    return InstanceType.objects.visible().count()
+
+
+def query_counts(bench: Bench, report: Report, scales: list[int]) -> None:
+    from django.db import transaction
+
+    counts: dict[str, dict[int, int]] = {name: {} for name in DEFAULT_URLS}
+    lazy: dict[str, str] = {}
+    repeats: dict[str, tuple[int, str]] = {}
+    for scale in scales:
+        with transaction.atomic():
+            visible = set_visible(scale)
+            for name, url in DEFAULT_URLS.items():
+                headers = {"HX-Request": "true"} if name == "htmx fragment" else {}
+                bench.get(url, **headers)  # warm caches of the process (templates, content types)
+                response, captured = bench.capture(url, **headers)
+                if response.status_code != 200:
+                    report.add(
+                        f"{name} at {visible:,} rows: status",
+                        str(response.status_code),
+                        "200",
+                        False,
+                        url,
+                    )
+                counts[name][visible] = len(captured)
+                shapes: dict[str, int] = {}
+                for q in captured:
+                    shape = statement_shape(q["sql"])
+                    shapes[shape] = shapes.get(shape, 0) + 1
+                worst = max(shapes.items(), key=lambda item: item[1])
+                if worst[1] > repeats.get(name, (0, ""))[0]:
+                    repeats[name] = (worst[1], worst[0])
+                blocked = bench.raising(url, **headers)
+                if blocked:
+                    lazy.setdefault(name, blocked)
+            transaction.set_rollback(True)
+    for name, by_scale in counts.items():
+        values = list(by_scale.values())
+        shown = " vs ".join(f"{n} at {rows:,} rows" for rows, n in by_scale.items())
+        report.add(
+            f"SQL statements, {name}",
+            shown,
+            "same count at every size",
+            len(set(values)) == 1,
+            DEFAULT_URLS[name],
+        )
+    for name in DEFAULT_URLS:
+        n, shape = repeats.get(name, (1, ""))
+        report.add(
+            f"most repeated statement, {name}",
+            f"{n}x",
+            "<= 3x (no N+1 over any table)",
+            n <= 3,
+            shape[:160] + ("..." if len(shape) > 160 else "") if n > 3 else "",
+        )
+    for name in DEFAULT_URLS:
+        blocked = lazy.get(name, "")
+        report.add(f"lazy loads under FETCH_RAISE, {name}", blocked or "none", "none", not blocked)
+    report.details["query_counts"] = counts
+    report.details["lazy_loads"] = lazy
+
+
+def other_pages(bench: Bench, report: Report) -> None:
+    """The other pages that list rows: statement count and lazy loads at full size."""
+    from offerings.models import InstanceType
+
+    sample = InstanceType.objects.visible().filter(provider__slug="aws").order_by("pk").first()
+    sample = sample or InstanceType.objects.visible().order_by("pk").first()
+    two = list(InstanceType.objects.visible().order_by("pk").values_list("pk", flat=True)[:2])
+    urls = {
+        "detail page": f"/instances/{sample.provider.slug}/{sample.slug}/",
+        "GPU page": "/gpus/h100-sxm/",
+        "provider page": f"/providers/{sample.provider.slug}/",
+        "compare": f"/compare/?ids={two[0]},{two[1]}",
+        "estimator": "/estimate/",
+        "feed": "/feeds/price-changes/",
+    }
+    for name, url in urls.items():
+        try:
+            start = time.perf_counter()
+            response, captured = bench.capture(url)
+            elapsed = time.perf_counter() - start
+            blocked = bench.raising(url)
+        except Exception as exc:  # a page another session is still writing may not exist yet
+            report.add(f"{name}: renders", f"{type(exc).__name__}: {exc}"[:160], "200", False, url)
+            continue
+        report.add(
+            f"{name}: statements / lazy loads under FETCH_RAISE",
+            f"{len(captured)} / {blocked or 'none'} ({ms(elapsed)}, HTTP {response.status_code})",
+            "no lazy load",
+            not blocked and response.status_code == 200,
+            url,
+        )
+
+
+def page_vs_replay(bench: Bench, report: Report, url: str, label: str, n: int) -> dict:
+    """Server time of a page against replaying its own SQL with a raw cursor, same run."""
+    for _ in range(2):
+        bench.get(url)
+    response, captured = bench.capture(url)
+    statements = [replayable(q["sql"]) for q in captured]
+    bench.replay(statements)
+    page_times, replay_times = [], []
+    for _ in range(n):  # interleaved, so drift in the machine hits both alike
+        page_times.append(bench.timed_get(url))
+        replay_times.append(bench.replay(statements))
+    page, replay = median(page_times), median(replay_times)
+    ratio = page / replay
+    report.add(
+        f"{label}: server time / replay of its own SQL",
+        f"{ratio:.1f}x ({ms(page)} vs {ms(replay)}, {len(statements)} statements, median of {n})",
+        "<= 5x",
+        ratio <= 5,
+    )
+    return {
+        "page_s": page,
+        "replay_s": replay,
+        "statements": statements,
+        "captured": captured,
+        "bytes": len(response.content),
+    }
+
+
+def count_vs_page(bench: Bench, report: Report, label: str, measured: dict, n: int) -> None:
+    """The pagination COUNT statement against the statement that reads the page's rows."""
+    statements = measured["statements"]
+    counts = [
+        s
+        for s in statements
+        if s.startswith("SELECT COUNT(*)")
+        and '"offerings_instancetype"' in s
+        and "GROUP BY" not in s
+    ]
+    pages = [
+        s
+        for s in statements
+        if s.startswith('SELECT "offerings_instancetype"."id"') and " LIMIT " in s
+    ]
+    if not pages:
+        report.add(
+            f"{label}: pagination COUNT / page query", "page query not found", "<= 2x", False
+        )
+        return
+    page_sql = pages[0]
+    page_time = bench.time_statement(page_sql, n)
+    if not counts:
+        report.add(
+            f"{label}: pagination COUNT / page query",
+            "no COUNT statement (cached or estimated)",
+            "<= 2x or cached",
+            True,
+        )
+        return
+    count_sql = counts[0]
+    count_time = bench.time_statement(count_sql, n)
+    ratio = count_time / page_time
+    report.add(
+        f"{label}: pagination COUNT / page query",
+        f"{ratio:.2f}x ({ms(count_time)} vs {ms(page_time)})",
+        "<= 2x",
+        ratio <= 2,
+    )
+
+
+def sql_breakdown(bench: Bench, report: Report, label: str, measured: dict, n: int) -> None:
+    """Where the page's time goes: the slowest statements, timed one by one, and Python."""
+    timings = []
+    for sql in dict.fromkeys(measured["statements"]):
+        timings.append((bench.time_statement(sql, max(3, n // 3)), sql))
+    timings.sort(reverse=True)
+    total_sql = sum(t for t, _ in timings)
+    report.info(
+        f"{label}: SQL share of server time",
+        f"{total_sql / measured['page_s'] * 100:.0f}% ({ms(total_sql)} of "
+        f"{ms(measured['page_s'])}; the rest is Python: forms, template, middleware)",
+    )
+    top = [{"ms": round(t * 1000, 2), "sql": sql[:400]} for t, sql in timings[:5]]
+    for item in top[:3]:
+        print(f"      {item['ms']:8.2f} ms  {item['sql'][:150]}")
+    report.details.setdefault("slowest_statements", {})[label] = top
+
+
+def profile(bench: Bench, url: str, label: str, report: Report) -> None:
+    """The hottest Python functions of one render, for the diagnosis of a failing ratio."""
+    profiler = cProfile.Profile()
+    profiler.enable()
+    bench.get(url)
+    profiler.disable()
+    out = io.StringIO()
+    stats = pstats.Stats(profiler, stream=out)
+    stats.sort_stats("tottime").print_stats(12)
+    text = out.getvalue()
+    lines = [line for line in text.splitlines() if line.strip() and "/" in line][:12]
+    report.details.setdefault("profile_tottime", {})[label] = lines
+    print(f"    profile of {label} (tottime, top 8):")
+    for line in lines[:8]:
+        print("     ", line.strip()[:150].replace(str(ROOT) + "/", ""))
+
+
+def codebase_fetch_modes(report: Report) -> None:
+    """Does the code itself choose fetch modes (Django 6.1) where rows are listed?"""
+    uses = []
+    for path in (ROOT / "offerings").rglob("*.py"):
+        text = path.read_text(errors="replace")
+        if "fetch_mode(" in text or "FETCH_PEERS" in text or "FETCH_RAISE" in text:
+            uses.append(str(path.relative_to(ROOT)))
+    for path in (ROOT / "tests").rglob("*.py"):
+        text = path.read_text(errors="replace")
+        if "FETCH_RAISE" in text:
+            uses.append(str(path.relative_to(ROOT)))
+    report.add(
+        "code uses Django 6.1 fetch modes (offerings/, tests/)",
+        ", ".join(uses) if uses else "no",
+        "yes (FETCH_RAISE in the listing tests, FETCH_PEERS where rows are listed)",
+        bool(uses),
+        ""
+        if uses
+        else "suggest InstanceType.objects.for_listing().fetch_mode(FETCH_PEERS), "
+        "and tests running the pages under FETCH_RAISE",
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    quick = quick_mode(argv)
+    print("== listing at the synthetic catalog's size (in-process)", flush=True)
+    setup_django()
+    from django.test.utils import override_settings
+
+    from offerings.models import InstanceType, Offer
+
+    report = Report("listing")
+    visible = InstanceType.objects.visible().count()
+    offers = Offer.objects.current().count()
+    if visible < 5000:
+        report.add(
+            "visible instance types in the bench database",
+            f"{visible:,}",
+            ">= 5,000",
+            False,
+            "run bench.synthetic first",
+        )
+        report.save()
+        return 1
+    report.info("catalog", f"{visible:,} visible instance types, {offers:,} current offers")
+    n = 5 if quick else 15
+    dummy = {"default": {"BACKEND": "django.core.cache.backends.dummy.DummyCache"}}
+    with override_settings(CACHES=dummy):
+        bench = Bench(quick)
+        query_counts(bench, report, [500, 5000])
+        other_pages(bench, report)
+        codebase_fetch_modes(report)
+        default = page_vs_replay(bench, report, "/", "default filter page", n)
+        count_vs_page(bench, report, "default filter page", default, n)
+        sql_breakdown(bench, report, "default filter page", default, n)
+        priced = page_vs_replay(bench, report, PRICE_FILTERED, "price-filtered page", n)
+        count_vs_page(bench, report, "price-filtered page", priced, n)
+        sql_breakdown(bench, report, "price-filtered page", priced, n)
+        api = page_vs_replay(bench, report, "/api/instances", "API default", n)
+        report.info("API default page bytes", f"{api['bytes'] / 1024:.0f} KB for 50 rows")
+        if default["page_s"] / default["replay_s"] > 5 or not quick:
+            profile(bench, "/", "default filter page", report)
+    report.save()
+    return 0 if all(f.passed is not False for f in report.figures) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
