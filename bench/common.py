@@ -167,6 +167,8 @@ def environment() -> dict:
         "python": platform.python_version(),
         "cpus": os.cpu_count(),
         "machine": platform.machine(),
+        # Other work on the machine skews absolute figures; ratios measured together less so.
+        "load_average_1_5_15": [round(x, 2) for x in os.getloadavg()],
     }
 
 
