@@ -489,6 +489,8 @@ REFRESH_INTERVALS = env_minutes_by_slug("REFRESH_INTERVALS", minimum=5)
 REFRESH_STALE_AFTER_MINUTES = env_minutes_by_slug("REFRESH_STALE_AFTER_MINUTES", minimum=5)
 # How often check_freshness looks for failing and stale providers (and emails the curators).
 REFRESH_CHECK_MINUTES = env_int("REFRESH_CHECK_MINUTES", 15, minimum=1)
+# How often beat fetches the ECB's daily reference rates (refresh_rates); default once a day.
+REFRESH_RATES_MINUTES = env_int("REFRESH_RATES_MINUTES", 24 * 60, minimum=60)
 # Time limits of one provider's refresh task; see providers/schedule.py for the timeout chain
 # they must respect (HTTP retries < soft < hard < lock < broker visibility timeout).
 REFRESH_SOFT_TIME_LIMIT_SECONDS = env_int("REFRESH_SOFT_TIME_LIMIT_SECONDS", 900, minimum=60)

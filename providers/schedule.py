@@ -32,6 +32,7 @@ from providers.registry import SCRAPERS, resolve
 REFRESH_TASK = "providers.tasks.refresh_provider"
 REFRESH_ALL_TASK = "providers.tasks.refresh_all"
 CHECK_FRESHNESS_TASK = "providers.tasks.check_freshness"
+REFRESH_RATES_TASK = "providers.tasks.refresh_rates"
 # The lock outlives the hard time limit by this much (the child is killed at the hard limit).
 LOCK_MARGIN_SECONDS = 60
 
@@ -71,6 +72,13 @@ def beat_schedule() -> dict[str, dict]:
             # A run still queued when the next one is due is dropped, not piled up.
             "options": {"expires": every.total_seconds()},
         }
+    # The ECB publishes its reference rates once each working day, around 16:00 CET.
+    every = timedelta(minutes=settings.REFRESH_RATES_MINUTES)
+    schedule["refresh-rates"] = {
+        "task": REFRESH_RATES_TASK,
+        "schedule": every,
+        "options": {"expires": every.total_seconds()},
+    }
     every = timedelta(minutes=settings.REFRESH_CHECK_MINUTES)
     schedule["check-freshness"] = {
         "task": CHECK_FRESHNESS_TASK,

@@ -33,6 +33,7 @@ from providers.replay import providers_in
 from providers.schedule import (
     CHECK_FRESHNESS_TASK,
     REFRESH_ALL_TASK,
+    REFRESH_RATES_TASK,
     REFRESH_TASK,
     stale_after,
     timeout_chain,
@@ -191,3 +192,41 @@ def check_freshness() -> dict[str, str]:
         logger.warning("%s: run #%s closed as failed: %s", run.provider.slug, run.pk, reason)
     healths = alerts.check_providers({slug: stale_after(slug) for slug in SCRAPERS})
     return {health.provider.slug: health.state for health in healths}
+
+
+@shared_task(
+    name=REFRESH_RATES_TASK,
+    bind=True,
+    acks_late=True,
+    soft_time_limit=120,
+    time_limit=150,
+    max_retries=3,
+)
+def refresh_rates(self) -> str:
+    """Store the ECB's reference rates and re-derive USD prices (as `refresh_rates` does)."""
+    import httpx
+
+    from providers.base import ScrapeError
+    from providers.ecb import refresh_reference_rates
+    from providers.http import make_client
+
+    transport = None
+    if settings.REFRESH_REPLAY_DIR:  # tests and demos: the recorded ECB answer
+        from providers.replay import ReplayTransport
+
+        transport = ReplayTransport(Path(settings.REFRESH_REPLAY_DIR) / "ecb" / "manifest.json")
+    try:
+        with make_client(transport) as client:
+            summary = refresh_reference_rates(client)
+    except httpx.HTTPError as exc:  # the client already retried; try again later
+        raise self.retry(exc=exc, countdown=retry_countdown(self.request.retries)) from exc
+    except ScrapeError as exc:
+        logger.error("reference rates refused, nothing changed: %s", exc)
+        return f"refused: {exc}"
+    logger.info(
+        "reference rates of %s: %s currencies, %s prices re-derived",
+        summary.rate_date,
+        summary.currencies,
+        summary.repriced,
+    )
+    return str(summary.rate_date)

@@ -185,3 +185,11 @@ def test_the_tasks_carry_the_limits_of_the_chain_and_late_acks(settings):
         "visibility_timeout": chain.visibility_timeout_s
     }
     assert celery_app.conf.worker_prefetch_multiplier == 1
+
+
+def test_the_reference_rates_are_fetched_on_their_own_schedule(settings, registered_tasks):
+    entry = celery_app.conf.beat_schedule["refresh-rates"]
+
+    assert entry["task"] == schedule.REFRESH_RATES_TASK
+    assert entry["task"] in registered_tasks
+    assert entry["schedule"] == timedelta(minutes=settings.REFRESH_RATES_MINUTES)
