@@ -25,6 +25,11 @@ from providers.replay import ReplayError, ReplayMismatch, ReplayTransport, manif
 logger = logging.getLogger(__name__)
 
 
+def _not_set(names: list[str]) -> str:
+    """`X is not set` or `X and Y are not set`: name every missing credential."""
+    return f"{names[0]} is not set" if len(names) == 1 else f"{' and '.join(names)} are not set"
+
+
 class ProviderNotInCatalog(Exception):
     """The provider has no row yet: load_catalog creates it from fixtures/providers/."""
 
@@ -85,7 +90,7 @@ def refresh_provider(
     api_key = scraper.api_key()
     if scraper.api_key_setting and not api_key and not replaying:
         return services.record_skipped_run(
-            provider, f"{scraper.api_key_setting} is not set: {slug} skipped", trigger
+            provider, f"{_not_set(scraper.missing_settings())}: {slug} skipped", trigger
         )
     run = services.start_scrape_run(provider, trigger, now=timezone.now(), task_id=task_id)
     ctx = ScrapeContext(

@@ -32,6 +32,11 @@ class Scraper:
         secret = getattr(settings, self.secret_setting, "") or ""
         return f"{key}:{secret}" if key and secret else ""
 
+    def missing_settings(self) -> list[str]:
+        """The credential settings that are unset (empty when the scraper can run)."""
+        names = (self.api_key_setting, self.secret_setting)
+        return [name for name in names if name and not (getattr(settings, name, "") or "")]
+
     def secrets(self) -> list[str]:
         """Every credential value, each to be scrubbed from a recording."""
         names = (self.api_key_setting, self.secret_setting)

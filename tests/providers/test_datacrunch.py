@@ -118,19 +118,24 @@ def test_verda_is_an_alias_of_datacrunch():
 
 @pytest.mark.usefixtures("catalog")
 @pytest.mark.parametrize(
-    ("client_id", "secret"),
-    [("", ""), ("id", ""), ("", "secret")],
+    ("client_id", "secret", "message"),
+    [
+        ("", "", "DATACRUNCH_CLIENT_ID and DATACRUNCH_CLIENT_SECRET are not set"),
+        ("id", "", "DATACRUNCH_CLIENT_SECRET is not set"),
+        ("", "secret", "DATACRUNCH_CLIENT_ID is not set"),
+    ],
     ids=["none", "no-secret", "no-id"],
 )
-def test_without_both_credentials_datacrunch_is_skipped_and_exit_1(settings, client_id, secret):
+def test_without_both_credentials_datacrunch_is_skipped_and_exit_1(
+    settings, client_id, secret, message
+):
     settings.DATACRUNCH_CLIENT_ID, settings.DATACRUNCH_CLIENT_SECRET = client_id, secret
     with pytest.raises(CommandError, match="datacrunch: skipped") as raised:
         call_command("refresh_prices", "--provider", "verda", stdout=StringIO())
     assert raised.value.returncode == 1
     run = ScrapeRun.objects.get(provider__slug="datacrunch")
     assert run.status == "skipped"
-    # refresh.py names only the first setting (DATACRUNCH_CLIENT_ID) in its message.
-    assert run.error_messages[0].endswith("datacrunch skipped")
+    assert run.error_messages == [f"{message}: datacrunch skipped"]  # names what is missing
 
 
 @pytest.mark.usefixtures("catalog")
