@@ -18,23 +18,32 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse, JsonResponse, QueryDict
 from django.shortcuts import render
 from django.urls import reverse
+from django.utils.formats import number_format
+from django.utils.translation import gettext, gettext_noop, ngettext, pgettext
 from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_safe
 
 from offerings.estimator import (
-    FORMULAS,
+    FORMULA_MESSAGES,
+    GIB,
     JOB_KEYS,
+    KIND_NAMES,
     MODES,
     UNCALIBRATED_KINDS,
     FabricSpec,
     GpuLinkSpec,
     InstanceSpec,
     Job,
+    Phrase,
     estimate,
     intra_link,
     parse_job,
 )
-from offerings.estimator_calibration import CALIBRATION_POINTS, calibration_report
+from offerings.estimator_calibration import (
+    CALIBRATION_POINTS,
+    CalibrationPoint,
+    calibration_report,
+)
 from offerings.filters import ListingQuery, parse_instance_ids, parse_listing_query
 from offerings.listing import RateTable, attach_row_offers, detail_path, offer_usd
 from offerings.models import InstanceType
@@ -184,6 +193,10 @@ def _rank_key(result: dict[str, Any]) -> tuple:
 class EstimateRun:
     specs: dict[Any, InstanceSpec]
     data: dict[str, Any]  # {"results": [...], "assumptions": {...}}, rounded and ranked
+    # (instance id, nodes) -> (verdict, reasons) as phrases, for the page to say in its language
+    phrases: dict[tuple[Any, int], tuple[Phrase | None, tuple[Phrase, ...]]] = field(
+        default_factory=dict
+    )
 
 
 def run_estimate(query: EstimateQuery, absolute: Callable[[str], str]) -> EstimateRun:
@@ -193,7 +206,12 @@ def run_estimate(query: EstimateQuery, absolute: Callable[[str], str]) -> Estima
     rates = RateTable()
     rows = attach_row_offers(query.listing.filterset.qs)
     specs = {row.pk: instance_spec(row, rates, absolute) for row in rows}
-    data = rounded(estimate(specs.values(), query.job).to_dict())
+    result = estimate(specs.values(), query.job)
+    phrases = {
+        (row.instance["id"], row.nodes): (row.verdict_phrase, row.reason_phrases)
+        for row in result.results
+    }
+    data = rounded(result.to_dict())
     if query.job.is_training:
         # The core's own order lists training rows without an estimate by their hourly price;
         # the contract ranks by cost per billion tokens, so rank again (a total order).
@@ -205,7 +223,7 @@ def run_estimate(query: EstimateQuery, absolute: Callable[[str], str]) -> Estima
     data["assumptions"]["rounding"] = (
         f"Every float in results is rounded to {SIGNIFICANT_DIGITS} significant digits."
     )
-    return EstimateRun(specs=specs, data=data)
+    return EstimateRun(specs=specs, data=data, phrases=phrases)
 
 
 # --------------------------------------------------------------------------------------------
@@ -232,13 +250,18 @@ def api_estimate(request: HttpRequest) -> JsonResponse:
 # --------------------------------------------------------------------------------------------
 
 
+def format_decimal(value: float, places: int) -> str:
+    """`value` rounded to `places` decimals, grouped as the active language writes numbers."""
+    return number_format(Decimal(f"{value:.{places}f}"), places, force_grouping=True)
+
+
 def format_seconds(value: float | None) -> str:
     if value is None:
         return "—"
     if value == 0:
         return "0 s"
     if value >= 100:
-        return f"{value:,.0f} s"
+        return f"{format_decimal(value, 0)} s"
     if value >= 1:
         return f"{value:.1f} s"
     if value >= 1e-3:
@@ -250,7 +273,7 @@ def format_usd(value: float | None) -> str:
     if value is None:
         return "—"
     if value >= 1:
-        return f"${value:,.2f}"
+        return f"${format_decimal(value, 2)}"
     return f"${value:.4f}"
 
 
@@ -259,7 +282,7 @@ def format_share(value: float | None) -> str:
 
 
 def format_bandwidth(value: float | None) -> str:
-    return "—" if value is None else f"{value:,.1f} GB/s"
+    return "—" if value is None else f"{format_decimal(value, 1)} GB/s"
 
 
 BAR_WIDTH = 120
@@ -291,11 +314,222 @@ def step_bar(result: Mapping[str, Any], overlap: float) -> dict[str, Any] | None
     }
 
 
-def display_row(result: dict[str, Any], overlap: float) -> dict[str, Any]:
-    """The page's view of one API result: the same numbers, formatted, plus its bar."""
+# --------------------------------------------------------------------------------------------
+# Reasons and verdicts in the page's language
+# --------------------------------------------------------------------------------------------
+
+
+def _gib(value: float) -> str:
+    return format_decimal(value, 1)
+
+
+def _link_name(kind: str | None) -> str:
+    return gettext(KIND_NAMES.get(kind or "", kind or ""))
+
+
+def _missing(names: Iterable[str]) -> str:
+    return pgettext("between names of unknown figures", ", ").join(gettext(n) for n in names)
+
+
+def _reasons(reasons: Iterable[Phrase]) -> str:
+    return pgettext("between reasons", "; ").join(render_phrase(r) for r in reasons)
+
+
+def render_phrase(phrase: Phrase) -> str:
+    """A reason or verdict of the estimator in the active language.
+
+    The English msgids are the API's sentences (`offerings.estimator.english`), so the English
+    page shows exactly the API's `reason` and `verdict`; numbers follow the language's format.
+    """
+    p, code = phrase.params, phrase.code
+    if code == "multi-node-unstated":
+        return gettext(
+            "%(nodes)s nodes: self-serve multi-node booking is not stated for this instance"
+        ) % {"nodes": p["nodes"]}
+    if code == "no-multi-node":
+        return gettext(
+            "%(nodes)s nodes: no self-serve multi-node booking (one node, or sales only)"
+        ) % {"nodes": p["nodes"]}
+    if code == "beyond-max-nodes":
+        return gettext(
+            "%(nodes)s nodes: beyond the largest self-serve cluster of %(max_nodes)s nodes"
+        ) % {"nodes": p["nodes"], "max_nodes": p["max_nodes"]}
+    if code == "states-too-big":
+        values = {
+            "per_gpu": _gib(p["per_gpu_gib"]),
+            "gpus": p["gpus"],
+            "limit": _gib(p["limit_gib"]),
+        }
+        if p["sharded"]:
+            return (
+                ngettext(
+                    "model states need %(per_gpu)s GiB per GPU (sharded over %(gpus)s GPU), more "
+                    "than the %(limit)s GiB left after the activation margin",
+                    "model states need %(per_gpu)s GiB per GPU (sharded over %(gpus)s GPUs), more "
+                    "than the %(limit)s GiB left after the activation margin",
+                    p["gpus"],
+                )
+                % values
+            )
+        return (
+            ngettext(
+                "model states need %(per_gpu)s GiB per GPU (replicated on each of %(gpus)s GPU), "
+                "more than the %(limit)s GiB left after the activation margin",
+                "model states need %(per_gpu)s GiB per GPU (replicated on each of %(gpus)s GPUs), "
+                "more than the %(limit)s GiB left after the activation margin",
+                p["gpus"],
+            )
+            % values
+        )
+    if code == "domain-too-small":
+        values = {
+            "needed": _gib(p["needed_gib"]),
+            "weights": _gib(p["weights_gib"]),
+            "kv": _gib(p["kv_gib"]),
+            "domain_gpus": p["domain_gpus"],
+            "spanning": p["spanning"],
+            "usable": _gib(p["usable_gib"]),
+            "nodes": p["nodes_needed"],
+        }
+        if p["domain"] == "pcie":
+            text = ngettext(
+                "needs %(needed)s GiB (weights %(weights)s + KV cache %(kv)s); one NVLink domain "
+                "of one GPU (PCIe only) holds %(usable)s GiB usable; tensor parallel would take "
+                "%(nodes)s node",
+                "needs %(needed)s GiB (weights %(weights)s + KV cache %(kv)s); one NVLink domain "
+                "of one GPU (PCIe only) holds %(usable)s GiB usable; tensor parallel would take "
+                "%(nodes)s nodes",
+                p["nodes_needed"],
+            )
+        elif p["domain"] == "booked":
+            text = ngettext(
+                "needs %(needed)s GiB (weights %(weights)s + KV cache %(kv)s); the "
+                "%(domain_gpus)s GPUs booked of its %(spanning)s-GPU NVLink domain hold "
+                "%(usable)s GiB usable; tensor parallel would take %(nodes)s node",
+                "needs %(needed)s GiB (weights %(weights)s + KV cache %(kv)s); the "
+                "%(domain_gpus)s GPUs booked of its %(spanning)s-GPU NVLink domain hold "
+                "%(usable)s GiB usable; tensor parallel would take %(nodes)s nodes",
+                p["nodes_needed"],
+            )
+        else:
+            text = ngettext(
+                "needs %(needed)s GiB (weights %(weights)s + KV cache %(kv)s); one NVLink domain "
+                "of %(domain_gpus)s GPUs holds %(usable)s GiB usable; tensor parallel would take "
+                "%(nodes)s node",
+                "needs %(needed)s GiB (weights %(weights)s + KV cache %(kv)s); one NVLink domain "
+                "of %(domain_gpus)s GPUs holds %(usable)s GiB usable; tensor parallel would take "
+                "%(nodes)s nodes",
+                p["nodes_needed"],
+            )
+        return text % values
+    if code == "unknown":
+        return gettext("unknown: %(figures)s") % {"figures": _missing(p["missing"])}
+    if code == "cannot-estimate":
+        return gettext("cannot estimate: unknown %(figures)s") % {"figures": _missing(p["missing"])}
+    if code == "does-not-fit":
+        return gettext("does not fit (%(reasons)s)") % {"reasons": _reasons(p["reasons"])}
+    if code == "no-estimate":
+        return gettext("no estimate")
+    if code == "if-it-fitted":
+        return gettext("does not fit (%(reasons)s); if it did: %(verdict)s") % {
+            "reasons": _reasons(p["reasons"]),
+            "verdict": render_phrase(p["verdict"]),
+        }
+    if code == "communication-bound":
+        if p["beyond"] is not None:
+            text = ngettext(
+                "communication-bound beyond %(count)s node",
+                "communication-bound beyond %(count)s nodes",
+                p["beyond"],
+            ) % {"count": p["beyond"]}
+        else:
+            text = ngettext(
+                "communication-bound at %(count)s node",
+                "communication-bound at %(count)s nodes",
+                p["at"],
+            ) % {"count": p["at"]}
+        if p["stage"] is None:
+            return text
+        return pgettext("a verdict and its cause", "%(verdict)s: %(cause)s") % {
+            "verdict": text,
+            "cause": render_phrase(p["stage"]),
+        }
+    if code == "no-communication":
+        return gettext("%(efficiency)s efficient: no communication") % {
+            "efficiency": f"{p['efficiency']:.0%}"
+        }
+    if code == "efficient":
+        return gettext(
+            "%(efficiency)s efficient: communication adds %(share)s to the step; slowest link: "
+            "%(stage)s"
+        ) % {
+            "efficiency": f"{p['efficiency']:.0%}",
+            "share": f"{1 - p['efficiency']:.0%}",
+            "stage": render_phrase(p["stage"]),
+        }
+    if code == "fabric-stage":
+        return gettext("the fabric gives %(bandwidth)s GB/s per GPU (%(link)s)") % {
+            "bandwidth": format_decimal(p["bandwidth"], 1),
+            "link": _link_name(p["link"]),
+        }
+    if code == "intra-stage":
+        values = {
+            "link": _link_name(p["link"]),
+            "bandwidth": format_decimal(p["bandwidth"], 1),
+            "gpus": p["group_gpus"],
+        }
+        if p["where"] == "domain":
+            return (
+                gettext(
+                    "%(link)s gives %(bandwidth)s GB/s per GPU inside the %(gpus)s-GPU NVLink domain"
+                )
+                % values
+            )
+        if p["where"] == "node":
+            return gettext("%(link)s gives %(bandwidth)s GB/s per GPU inside the node") % values
+        return gettext("%(link)s gives %(bandwidth)s GB/s per GPU inside each node") % values
+    if code == "fits-domain":
+        return ngettext(
+            "fits one NVLink domain of %(count)s GPU (%(needed)s GiB needed)",
+            "fits one NVLink domain of %(count)s GPUs (%(needed)s GiB needed)",
+            p["domain_gpus"],
+        ) % {"count": p["domain_gpus"], "needed": _gib(p["needed_gib"])}
+    if code == "cannot-tell":
+        return gettext("cannot tell: %(reasons)s") % {"reasons": _reasons(p["reasons"])}
+    if code == "inference-does-not-fit":
+        values = {"reasons": _reasons(p["reasons"])}
+        if p["tp_link"] is None:
+            return gettext("does not fit: %(reasons)s") % values
+        values |= {
+            "link": _link_name(p["tp_link"]),
+            "ms": format_decimal(p["tp_s_per_token"] * 1e3, 2),
+        }
+        return (
+            gettext(
+                "does not fit: %(reasons)s; tensor-parallel traffic over %(link)s costs about "
+                "%(ms)s ms per token"
+            )
+            % values
+        )
+    raise ValueError(f"unknown phrase code {code!r}")
+
+
+def display_row(
+    result: dict[str, Any],
+    overlap: float,
+    phrases: tuple[Phrase | None, tuple[Phrase, ...]] = (None, ()),
+) -> dict[str, Any]:
+    """The page's view of one API result: the same numbers, formatted, plus its bar.
+
+    `phrases` are the row's verdict and reasons from the estimator, said in the active language
+    (without them the row shows the API's English).
+    """
+    verdict, reasons = phrases
     return {
         "r": result,
         "key": f"{result['instance']['id']}:{result['nodes']}",
+        "verdict": render_phrase(verdict) if verdict else result["verdict"],
+        "reason": _reasons(reasons) if reasons else result["reason"],
         "compute": format_seconds(result["compute_s"]),
         "intra": format_seconds(result["comm_intra_s"]),
         "inter": format_seconds(result["comm_inter_s"]),
@@ -321,8 +555,8 @@ KIND_LABELS = {
     "efa": "EFA",
     "erdma": "eRDMA",
     "tcpx": "GPUDirect-TCPX",
-    "ethernet": "Ethernet (TCP)",
-    "unknown": "unknown",
+    "ethernet": _("Ethernet (TCP)"),
+    "unknown": _("unknown"),
 }
 
 
@@ -463,21 +697,142 @@ def efficiency_chart(results: list[dict[str, Any]], nodes: tuple[int, ...]) -> d
     }
 
 
+#: Each calibration point's configuration as a %-format msgid (by key prefix), so the page can
+#: say it in its language. "%(nodes)s" and "%(size)s" come from the point itself;
+#: `configuration_text` falls back to the English text when a msgid no longer reproduces it.
+CALIBRATION_CONFIGURATIONS: tuple[tuple[str, str], ...] = (
+    (
+        "azure-nd-a100-v4-1x8-",
+        gettext_noop(
+            "Azure ND A100 v4: 1 VM, 8 x A100 SXM4 80GB, NVLink 3 via NVSwitch; NCCL 2.18.5, "
+            "AllReduce in-place, %(size)s"
+        ),
+    ),
+    (
+        "aws-p4d-1x8",
+        gettext_noop(
+            "AWS p4d.24xlarge: 1 node, 8 x A100 SXM4 40GB, NVLink 3 via NVSwitch; NCCL 2.9.9, "
+            "all_reduce_perf, 1 GiB"
+        ),
+    ),
+    (
+        "azure-nd-gb200-v6-1x4-ring-",
+        gettext_noop(
+            "Azure ND GB200 v6: 1 VM, 4 x GB200 of an NVL72 rack, NVLink 5; NCCL 2.25.1, "
+            "AllReduce Ring algorithm, in-place, %(size)s"
+        ),
+    ),
+    (
+        "azure-nd-h100-v5-1x8-",
+        gettext_noop(
+            "Azure ND H100 v5: 1 VM, 8 x H100 SXM 80GB, NVLink 4 via NVSwitch; NCCL 2.18.5, "
+            "AllReduce NVLS algorithm, in-place, %(size)s"
+        ),
+    ),
+    (
+        "h200-1x8-nccl-tests-272",
+        gettext_noop(
+            "8 x H200 on NVLink 4 (one server); NCCL 2.20.3, all_reduce_perf -b 64k -e 4G, peak "
+            "busbw"
+        ),
+    ),
+    (
+        "mi300x-1x8",
+        gettext_noop(
+            "8 x MI300X (Infinity Fabric mesh, 7 x 64 GB/s per direction per GPU); "
+            "all_reduce_bench.py (torch.distributed over RCCL), 4 GB payload"
+        ),
+    ),
+    (
+        "rtx5090-1x8-pcie5",
+        gettext_noop(
+            "8 x RTX 5090 on PCIe 5.0 (one server, 2 x Xeon 8480+); all_reduce_perf -b 1g -e 8g "
+            "-g 8, max busbw"
+        ),
+    ),
+    (
+        "rtx5090-1x4-pcie5",
+        gettext_noop("4 x RTX 5090 on PCIe 5.0 (same server); all_reduce_perf, max busbw"),
+    ),
+    (
+        "aws-p5-",
+        gettext_noop(
+            "AWS ml.p5.48xlarge (SageMaker HyperPod): %(nodes)s nodes x 8 H100, EFA 32 x 100 "
+            "Gb/s; all_reduce_perf -b 32M -e 8192M with the aws-ofi-nccl tuner, out-of-place, "
+            "%(size)s"
+        ),
+    ),
+    (
+        "coreweave-h200-2x8-ib-",
+        gettext_noop(
+            "CoreWeave (SkyPilot example): 2 nodes x 8 H200, InfiniBand; all_reduce_perf "
+            "out-of-place, %(size)s"
+        ),
+    ),
+    (
+        "gcp-a3-mega-2x8-tcpxo-",
+        gettext_noop(
+            "GCP a3-megagpu-8g: 2 nodes x 8 H100, GPUDirect-TCPXO 8 x 200 Gb/s; all_reduce_perf "
+            "-b 8 -e 8G, out-of-place, %(size)s"
+        ),
+    ),
+    (
+        "tcp-100g-4x8-v100",
+        gettext_noop(
+            "4 nodes x 8 V100-32G, 100 Gb/s TCP network; nccl-tests all_reduce 8M-128M, 'best "
+            "performance (bus-bw) between 4~6 GB/s': the midpoint, 5 GB/s, at 128 MiB"
+        ),
+    ),
+    (
+        "tcp-32g-2x1-v100",
+        gettext_noop(
+            "2 nodes x 1 V100 over 32 Gb/s TCP; all_reduce_perf -b 1G -e 1G: 'not ... more than "
+            "60%% of wire speed', i.e. 0.6 x 4 GB/s = 2.4 GB/s busbw (n = 2: busbw = algbw)"
+        ),
+    ),
+)
+
+
+def _message_size(size_bytes: int) -> str:
+    return f"{size_bytes // GIB} GiB" if size_bytes % GIB == 0 else f"{size_bytes // 2**20} MiB"
+
+
+def configuration_msgid(point: CalibrationPoint) -> str | None:
+    """The msgid that reproduces this point's English configuration, or None."""
+    values = {"nodes": point.nodes, "size": _message_size(point.message_bytes)}
+    for prefix, message in CALIBRATION_CONFIGURATIONS:
+        if point.key.startswith(prefix) and message % values == point.configuration:
+            return message
+    return None
+
+
+def configuration_text(point: CalibrationPoint) -> str:
+    """The point's configuration in the active language (English when no msgid reproduces it)."""
+    msgid = configuration_msgid(point)
+    if msgid is None:
+        return point.configuration
+    return gettext(msgid) % {"nodes": point.nodes, "size": _message_size(point.message_bytes)}
+
+
 @cache
+def _calibration_report() -> tuple:
+    return tuple(calibration_report())
+
+
 def calibration_rows() -> list[dict[str, Any]]:
     """Published nccl-tests bus bandwidths against the model at each test's configuration."""
     points = {point.key: point for point in CALIBRATION_POINTS}
     return [
         {
             "kind": KIND_LABELS.get(row.kind, row.kind),
-            "configuration": row.configuration,
+            "configuration": configuration_text(points[row.key]),
             "source_url": row.source_url,
-            "published": f"{row.published_busbw_gbytes_per_s:,.1f}",
-            "model": f"{row.model_busbw_gbytes_per_s:,.1f}",
+            "published": format_decimal(row.published_busbw_gbytes_per_s, 1),
+            "model": format_decimal(row.model_busbw_gbytes_per_s, 1),
             "error": f"{row.error:+.1%}" if abs(row.error) >= 0.0005 else "0.0%",
             "fitted": points[row.key].fitted,
         }
-        for row in calibration_report()
+        for row in _calibration_report()
     ]
 
 
@@ -541,6 +896,35 @@ def node_choices(query: QueryDict) -> list[dict[str, Any]]:
     return [{"value": value, "checked": value in checked} for value in values]
 
 
+def job_assumptions(assumptions: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Each job parameter the estimate used: its name, its form label, its value (and meaning)."""
+    labels = {name: label for name, label, *_rest in (*JOB_FIELDS, *INFERENCE_FIELDS)}
+    labels |= {"mode": _("What to estimate"), "nodes": _("Node counts to estimate")}
+    rows = []
+    for name in (
+        "params_b",
+        "mode",
+        "bytes_per_param",
+        "tokens_per_step",
+        "nodes",
+        "mfu",
+        "overlap",
+        "context_tokens",
+        "batch",
+        "kv_bytes_per_token",
+    ):
+        value = assumptions[name]
+        rows.append(
+            {
+                "name": name,
+                "label": labels[name],
+                "value": ", ".join(map(str, value)) if name == "nodes" else value,
+                "meaning": MODE_LABELS.get(value) if name == "mode" else None,
+            }
+        )
+    return rows
+
+
 def page_context(
     request: HttpRequest, query: EstimateQuery, run: EstimateRun | None
 ) -> dict[str, Any]:
@@ -561,16 +945,23 @@ def page_context(
         "nodes": node_choices(request.GET),
         "ids": request.GET.get("ids", ""),
         "examples": EXAMPLES,
-        "formulas": FORMULAS,
+        "formulas": [gettext(message) % {} for message in FORMULA_MESSAGES],
         "calibration": calibration_rows(),
-        "uncalibrated": {KIND_LABELS[k]: v for k, v in UNCALIBRATED_KINDS.items()},
+        "uncalibrated": {KIND_LABELS[k]: gettext(v) for k, v in UNCALIBRATED_KINDS.items()},
         "api_url": f"{reverse('api-estimate')}?{request.GET.urlencode()}",
     }
     if run is None:
         return context
     job = query.job
     results = run.data["results"]
-    rows = [display_row(result, job.overlap) for result in results]
+    rows = [
+        display_row(
+            result,
+            job.overlap,
+            run.phrases.get((result["instance"]["id"], result["nodes"]), (None, ())),
+        )
+        for result in results
+    ]
     if job.is_training:
         ranked = [row for row in rows if row["r"]["cost_per_billion_tokens_usd"] is not None]
         rest = [row for row in rows if row["r"]["cost_per_billion_tokens_usd"] is None]
@@ -578,9 +969,9 @@ def page_context(
         ranked = [row for row in rows if row["r"]["fits"]]
         rest = [row for row in rows if not row["r"]["fits"]]
     holders: dict[Any, dict[str, Any]] = {}
-    for result in results:
-        if result["fits"] and not job.is_training:
-            holders.setdefault(result["instance"]["id"], result)
+    for row in rows:
+        if row["r"]["fits"] and not job.is_training:
+            holders.setdefault(row["r"]["instance"]["id"], row)
     assumptions = run.data["assumptions"]
     context |= {
         "job": job,
@@ -596,6 +987,8 @@ def page_context(
         "summary": interconnect_summary(results, run.specs, job.nodes) if job.is_training else [],
         "chart": efficiency_chart(results, job.nodes) if job.is_training else None,
         "assumptions": assumptions,
+        "job_assumptions": job_assumptions(assumptions),
+        "significant_digits": SIGNIFICANT_DIGITS,
         "efficiency_factors": [
             (KIND_LABELS.get(kind, kind), value, kind in UNCALIBRATED_KINDS)
             for kind, value in assumptions["efficiency_factors"].items()

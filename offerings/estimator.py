@@ -4,6 +4,11 @@ Pure Python: no database, no Django. The view turns catalog rows into `InstanceS
 string into a `Job` (with `parse_job`), and calls `estimate()`; everything it shows comes from the
 dataclasses here. Every formula is written out below and in `FORMULAS`, so the page can print them.
 
+Languages: the API speaks English, the page the reader's language. A reason or verdict is a `Phrase`
+(a code and its values): `english()` writes the API's `reason` and `verdict`, and the view says the
+same phrase through gettext. Text the page translates as it stands (formulas, names of unknown
+figures, link kinds) is marked with the local `gettext_noop`, which only marks it for makemessages.
+
 Units: GB = 1e9 bytes (bandwidths in GB/s, as nccl-tests and vendors quote them); GiB = 2**30 bytes
 (memory, as the catalog stores it); Gb/s = 1e9 bits/s (fabric line rates). "Per direction" is what
 a collective can use: vendors quote NVLink bidirectionally, so one direction is half their figure.
@@ -36,6 +41,16 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
+
+
+def gettext_noop(message: str) -> str:
+    """Mark an English string for translation without translating it: this module has no Django.
+
+    `makemessages` extracts the argument of every call named gettext_noop, so the page
+    (offerings.estimate_views) can show the constant through gettext while the API keeps it as is.
+    """
+    return message
+
 
 # --------------------------------------------------------------------------------------------
 # Constants (each with its source)
@@ -79,12 +94,14 @@ EFFICIENCY: dict[str, float] = {
 
 #: Kinds whose factor is not fitted, and why the stated value was chosen.
 UNCALIBRATED_KINDS: dict[str, str] = {
-    "roce": (
+    "roce": gettext_noop(
         "No clean published RoCE all_reduce_perf result found (NVIDIA/nccl#2409 is a reported "
         "misconfiguration). Set equal to InfiniBand: NCCL drives RoCE through the same IB-verbs "
         "transport on the same ConnectX NICs."
     ),
-    "erdma": "No published result found. Set equal to RoCE (Alibaba eRDMA is RDMA over Ethernet).",
+    "erdma": gettext_noop(
+        "No published result found. Set equal to RoCE (Alibaba eRDMA is RDMA over Ethernet)."
+    ),
 }
 
 #: Latency per ring step, microseconds: NCCL's own tuning model, Ring algorithm with the Simple
@@ -155,32 +172,60 @@ GB = 1e9
 
 MODES = ("train-ddp", "train-fsdp", "inference")
 
-FORMULAS: tuple[str, ...] = (
-    "B_intra (GB/s per GPU per direction) = NVLink bidirectional GB/s / 2 x factor; PCIe x16 "
-    "by generation x factor when there is no NVLink or the NVLink domain is smaller than the node",
-    "B_inter (GB/s per GPU per direction) = fabric Gb/s per node / 8 / GPUs per node x factor",
-    "m = GPUs in one intra group = GPUs per node, or min(NVLink domain size, all GPUs) when the "
-    "domain spans nodes; D = ceil(all GPUs / m) groups joined by the fabric",
-    "S = parameters x bytes_per_param",
-    "one pass (reduce-scatter or all-gather) of S: intra = (m-1)/m x S / B_intra + (m-1) x "
-    "latency_intra; inter = (D-1)/D x (S/m) / B_inter + (D-1) x latency_inter",
-    "train-ddp: one gradient all-reduce = 2 passes (intra reduce-scatter, inter ring all-reduce "
-    "2(D-1)/D x (S/m) / B_inter, intra all-gather)",
-    "train-fsdp: gradient reduce-scatter + parameter all-gather in the forward pass + parameter "
-    "all-gather in the backward pass = 3 passes (1.5 x DDP traffic, as ZeRO-3)",
-    "communication = max(intra, inter) + 8.4 us per collective call (NCCL pipelines the stages)",
-    "compute = 6 x parameters x tokens_per_step / (GPUs x dense BF16 TFLOPS x 1e12 x mfu)",
-    "step = compute + (1 - overlap) x communication; efficiency = compute / step",
-    "cost per step = nodes x price per hour x step / 3600; cost per billion tokens = cost per "
-    "step / tokens_per_step x 1e9",
-    "memory per GPU (train-ddp) = P x (2 x bytes_per_param + 12); (train-fsdp) the same / all "
-    "GPUs; fits when <= 80% of GPU memory (the rest left for activations)",
-    "inference: weights (P x bytes_per_param) + KV cache (context_tokens x batch x "
-    "kv_bytes_per_token) must fit in 90% of the memory of one NVLink domain",
-    "inference tensor-parallel traffic: layers = (P / (12 x 128^2))^(1/3), hidden = 128 x "
-    "layers; per decode step 2 x layers all-reduces of batch x hidden x bytes_per_param, at "
-    "NCCL's small-message (LL) latencies; per token = per step / batch",
+#: The formulas as the page prints them: %-format strings without placeholders ("%%" is a percent
+#: sign), marked for translation; FORMULAS is the same text as the API returns it.
+FORMULA_MESSAGES: tuple[str, ...] = (
+    gettext_noop(
+        "B_intra (GB/s per GPU per direction) = NVLink bidirectional GB/s / 2 x factor; PCIe "
+        "x16 by generation x factor when there is no NVLink or the NVLink domain is smaller "
+        "than the node"
+    ),
+    gettext_noop(
+        "B_inter (GB/s per GPU per direction) = fabric Gb/s per node / 8 / GPUs per node x factor"
+    ),
+    gettext_noop(
+        "m = GPUs in one intra group = GPUs per node, or min(NVLink domain size, all GPUs) "
+        "when the domain spans nodes; D = ceil(all GPUs / m) groups joined by the fabric"
+    ),
+    gettext_noop("S = parameters x bytes_per_param"),
+    gettext_noop(
+        "one pass (reduce-scatter or all-gather) of S: intra = (m-1)/m x S / B_intra + (m-1) "
+        "x latency_intra; inter = (D-1)/D x (S/m) / B_inter + (D-1) x latency_inter"
+    ),
+    gettext_noop(
+        "train-ddp: one gradient all-reduce = 2 passes (intra reduce-scatter, inter ring "
+        "all-reduce 2(D-1)/D x (S/m) / B_inter, intra all-gather)"
+    ),
+    gettext_noop(
+        "train-fsdp: gradient reduce-scatter + parameter all-gather in the forward pass + "
+        "parameter all-gather in the backward pass = 3 passes (1.5 x DDP traffic, as ZeRO-3)"
+    ),
+    gettext_noop(
+        "communication = max(intra, inter) + 8.4 us per collective call (NCCL pipelines the stages)"
+    ),
+    gettext_noop(
+        "compute = 6 x parameters x tokens_per_step / (GPUs x dense BF16 TFLOPS x 1e12 x mfu)"
+    ),
+    gettext_noop("step = compute + (1 - overlap) x communication; efficiency = compute / step"),
+    gettext_noop(
+        "cost per step = nodes x price per hour x step / 3600; cost per billion tokens = cost "
+        "per step / tokens_per_step x 1e9"
+    ),
+    gettext_noop(
+        "memory per GPU (train-ddp) = P x (2 x bytes_per_param + 12); (train-fsdp) the same / "
+        "all GPUs; fits when <= 80%% of GPU memory (the rest left for activations)"
+    ),
+    gettext_noop(
+        "inference: weights (P x bytes_per_param) + KV cache (context_tokens x batch x "
+        "kv_bytes_per_token) must fit in 90%% of the memory of one NVLink domain"
+    ),
+    gettext_noop(
+        "inference tensor-parallel traffic: layers = (P / (12 x 128^2))^(1/3), hidden = 128 x "
+        "layers; per decode step 2 x layers all-reduces of batch x hidden x bytes_per_param, "
+        "at NCCL's small-message (LL) latencies; per token = per step / batch"
+    ),
 )
+FORMULAS: tuple[str, ...] = tuple(message % {} for message in FORMULA_MESSAGES)
 
 
 @dataclass(frozen=True)
@@ -286,6 +331,19 @@ class Job:
 
 
 @dataclass(frozen=True)
+class Phrase:
+    """One reason or verdict as a code and its values, so the page can say it in its language.
+
+    `english()` writes it as the API's `reason` and `verdict` text; offerings.estimate_views
+    renders the same phrase through gettext. Values are unrounded numbers, link kinds, names of
+    unknown figures, or nested phrases (a verdict quotes its reasons and its slowest stage).
+    """
+
+    code: str
+    params: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class EstimateResult:
     """One (instance, nodes) row; field names follow the contract's /api/estimate results."""
 
@@ -320,9 +378,13 @@ class EstimateResult:
     nodes_needed: int | None = None
     tp_comm_s_per_token: float | None = None
     tp_fabric_s_per_token: float | None = None
+    # The same reason and verdict as phrases, for the page; not part of the API's output.
+    reason_phrases: tuple[Phrase, ...] = ()
+    verdict_phrase: Phrase | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
+        data = asdict(replace(self, reason_phrases=(), verdict_phrase=None))
+        del data["reason_phrases"], data["verdict_phrase"]
         data["missing"] = list(self.missing)
         return data
 
@@ -530,10 +592,10 @@ def intra_link(
         if domain is None and link.topology == "nvswitch":
             domain = instance.gpu_count
         if domain is None:
-            return None, None, None, [f"{_LINK_NAMES[technology]} domain size"]
+            return None, None, None, [_DOMAIN_SIZE_UNKNOWN[technology]]
         if domain >= instance.gpu_count:
             if not link.bandwidth_gbytes_per_s or link.bandwidth_gbytes_per_s <= 0:
-                return None, None, domain, [f"{_LINK_NAMES[technology]} bandwidth"]
+                return None, None, domain, [_BANDWIDTH_UNKNOWN[technology]]
             kind = "infinity-fabric" if technology == "infinity-fabric" else "nvlink"
             if (
                 kind == "nvlink"
@@ -544,17 +606,25 @@ def intra_link(
                 kind = "nvlink-sharp"
             return kind, link.bandwidth_gbytes_per_s / 2, domain, missing
     elif technology != "none":
-        return None, None, None, ["GPU-to-GPU link (NVLink or PCIe only)"]
+        return None, None, None, [gettext_noop("GPU-to-GPU link (NVLink or PCIe only)")]
     else:
         domain = None
     gen = instance.pcie_generation
     raw = constants.pcie_gbytes_per_s.get(gen) if gen is not None else None
     if raw is None:
-        return None, None, domain, ["PCIe generation"]
+        return None, None, domain, [gettext_noop("PCIe generation")]
     return "pcie", raw, domain, missing
 
 
-_LINK_NAMES = {"nvlink": "NVLink", "infinity-fabric": "Infinity Fabric"}
+#: What `missing` names when a figure is unknown (the API's words; the page translates them).
+_DOMAIN_SIZE_UNKNOWN = {
+    "nvlink": gettext_noop("NVLink domain size"),
+    "infinity-fabric": gettext_noop("Infinity Fabric domain size"),
+}
+_BANDWIDTH_UNKNOWN = {
+    "nvlink": gettext_noop("NVLink bandwidth"),
+    "infinity-fabric": gettext_noop("Infinity Fabric bandwidth"),
+}
 
 
 def _spanning_domain(instance: InstanceSpec, domain: int | None) -> int | None:
@@ -580,11 +650,11 @@ def plan(instance: InstanceSpec, nodes: int, constants: Constants = DEFAULT_CONS
     if groups > 1:
         fabric = instance.fabric
         if fabric.technology not in FABRIC_KINDS:
-            missing.append("fabric technology")
+            missing.append(gettext_noop("fabric technology"))
         else:
             inter_kind = fabric.technology
         if fabric.bandwidth_gbits_per_s is None or fabric.bandwidth_gbits_per_s <= 0:
-            missing.append("fabric bandwidth")
+            missing.append(gettext_noop("fabric bandwidth"))
         else:
             inter_raw = fabric.bandwidth_gbits_per_s / 8 / g
     return Plan(
@@ -679,17 +749,17 @@ def allreduce_busbw(
 # --------------------------------------------------------------------------------------------
 
 
-def _availability(instance: InstanceSpec, nodes: int) -> str | None:
+def _availability(instance: InstanceSpec, nodes: int) -> Phrase | None:
     """Why `nodes` nodes cannot be booked self-serve, or None."""
     if nodes <= 1:
         return None
     fabric = instance.fabric
     if fabric.multi_node is None:
-        return f"{nodes} nodes: self-serve multi-node booking is not stated for this instance"
+        return Phrase("multi-node-unstated", {"nodes": nodes})
     if not fabric.multi_node:
-        return f"{nodes} nodes: no self-serve multi-node booking (one node, or sales only)"
+        return Phrase("no-multi-node", {"nodes": nodes})
     if fabric.max_nodes is not None and nodes > fabric.max_nodes:
-        return f"{nodes} nodes: beyond the largest self-serve cluster of {fabric.max_nodes} nodes"
+        return Phrase("beyond-max-nodes", {"nodes": nodes, "max_nodes": fabric.max_nodes})
     return None
 
 
@@ -729,7 +799,7 @@ def estimate_training(
 
     compute_s: float | None = None
     if instance.bf16_dense_tflops is None or instance.bf16_dense_tflops <= 0:
-        missing.append("dense BF16 TFLOPS")
+        missing.append(gettext_noop("dense BF16 TFLOPS"))
     else:
         flops = 6 * params * job.tokens_per_step
         compute_s = flops / (gpus * instance.bf16_dense_tflops * 1e12 * job.mfu)
@@ -743,17 +813,22 @@ def estimate_training(
     states = params * (2 * job.bytes_per_param + constants.optimizer_bytes_per_param)
     per_gpu = states / gpus if fsdp else states
     limit: float | None = None
-    reasons: list[str] = []
+    reasons: list[Phrase] = []
     if instance.gpu_memory_gib is None:
-        missing.append("GPU memory")
+        missing.append(gettext_noop("GPU memory"))
     else:
         limit = instance.gpu_memory_gib * GIB * constants.training_memory_fraction
         if per_gpu > limit:
-            how = "sharded over" if fsdp else "replicated on each of"
             reasons.append(
-                f"model states need {_gib(per_gpu):,.1f} GiB per GPU ({how} {gpus} "
-                f"GPU{'s' if gpus > 1 else ''}), "
-                f"more than the {_gib(limit):,.1f} GiB left after the activation margin"
+                Phrase(
+                    "states-too-big",
+                    {
+                        "per_gpu_gib": _gib(per_gpu),
+                        "sharded": fsdp,
+                        "gpus": gpus,
+                        "limit_gib": _gib(limit),
+                    },
+                )
             )
     unavailable = _availability(instance, nodes)
     if unavailable:
@@ -775,15 +850,14 @@ def estimate_training(
         else:
             bottleneck = "inter" if times.inter_s >= times.intra_s else "intra"
 
-    reason = "; ".join(reasons) if reasons else None
-    if not fits and reason is None:
-        reason = "unknown: " + ", ".join(dict.fromkeys(missing))
+    if not fits and not reasons:
+        reasons.append(Phrase("unknown", {"missing": tuple(dict.fromkeys(missing))}))
     row = EstimateResult(
         instance=_instance_ref(instance),
         nodes=nodes,
         gpus=gpus,
         fits=fits,
-        reason=reason,
+        reason=join_reasons(reasons),
         compute_s=compute_s,
         comm_intra_s=times.intra_s,
         comm_inter_s=times.inter_s,
@@ -808,9 +882,10 @@ def estimate_training(
         memory_limit_gib=_gib(limit) if limit is not None else None,
         missing=tuple(dict.fromkeys(missing)),
         verdict="",
+        reason_phrases=tuple(reasons),
     )
     # On its own a row cannot know the other node counts; estimate() refines this verdict.
-    return replace(row, verdict=_training_verdict(row, None, constants.comm_bound_efficiency))
+    return _with_verdict(row, _training_verdict(row, None, constants.comm_bound_efficiency))
 
 
 def transformer_shape(
@@ -852,9 +927,9 @@ def estimate_inference(
     else:
         domain_gpus = None
     if domain_gpus is None:
-        missing.extend(link_missing or ["NVLink domain size"])
+        missing.extend(link_missing or [_DOMAIN_SIZE_UNKNOWN["nvlink"]])
 
-    reasons: list[str] = []
+    reasons: list[Phrase] = []
     unavailable = _availability(instance, nodes)
     if unavailable:
         reasons.append(unavailable)
@@ -862,7 +937,7 @@ def estimate_inference(
     fits_domain = False
     nodes_needed: int | None = None
     if instance.gpu_memory_gib is None:
-        missing.append("GPU memory")
+        missing.append(gettext_noop("GPU memory"))
     else:
         per_gpu_usable = instance.gpu_memory_gib * GIB * constants.inference_memory_fraction
         nodes_needed = max(1, math.ceil(need / (per_gpu_usable * g)))
@@ -871,17 +946,25 @@ def estimate_inference(
             fits_domain = need <= domain_usable
             if not fits_domain:
                 if domain_gpus == 1:
-                    what = "one NVLink domain of one GPU (PCIe only)"
+                    domain_kind = "pcie"
                 elif spanning is not None and domain_gpus < spanning:
-                    what = f"the {domain_gpus} GPUs booked of its {spanning}-GPU NVLink domain"
+                    domain_kind = "booked"
                 else:
-                    what = f"one NVLink domain of {domain_gpus} GPUs"
-                verb = "holds" if what.startswith("one") else "hold"
+                    domain_kind = "domain"
                 reasons.append(
-                    f"needs {_gib(need):,.1f} GiB (weights {_gib(weights):,.1f} + KV cache "
-                    f"{_gib(kv):,.1f}); {what} {verb} "
-                    f"{_gib(domain_usable):,.1f} GiB usable; tensor parallel would take "
-                    f"{nodes_needed} node{'s' if nodes_needed > 1 else ''}"
+                    Phrase(
+                        "domain-too-small",
+                        {
+                            "needed_gib": _gib(need),
+                            "weights_gib": _gib(weights),
+                            "kv_gib": _gib(kv),
+                            "domain": domain_kind,
+                            "domain_gpus": domain_gpus,
+                            "spanning": spanning,
+                            "usable_gib": _gib(domain_usable),
+                            "nodes_needed": nodes_needed,
+                        },
+                    )
                 )
     fits = fits_domain and not unavailable and not missing
 
@@ -902,15 +985,14 @@ def estimate_inference(
     cost_hour = None
     if instance.price_per_hour_usd is not None:
         cost_hour = nodes * instance.price_per_hour_usd
-    reason = "; ".join(reasons) if reasons else None
-    if not fits and reason is None:
-        reason = "unknown: " + ", ".join(dict.fromkeys(missing))
+    if not fits and not reasons:
+        reasons.append(Phrase("unknown", {"missing": tuple(dict.fromkeys(missing))}))
     row = EstimateResult(
         instance=_instance_ref(instance),
         nodes=nodes,
         gpus=gpus,
         fits=fits,
-        reason=reason,
+        reason=join_reasons(reasons),
         compute_s=None,
         comm_intra_s=None,
         comm_inter_s=None,
@@ -944,17 +1026,19 @@ def estimate_inference(
         nodes_needed=nodes_needed,
         tp_comm_s_per_token=tp_comm,
         tp_fabric_s_per_token=tp_fabric,
+        reason_phrases=tuple(reasons),
     )
-    return replace(row, verdict=_inference_verdict(row))
+    return _with_verdict(row, _inference_verdict(row))
 
 
 # --------------------------------------------------------------------------------------------
 # Verdicts and ranking
 # --------------------------------------------------------------------------------------------
 
-_KIND_NAMES = {
+#: Link kinds as the verdicts name them (marked where a word needs translating).
+KIND_NAMES = {
     "nvlink": "NVLink",
-    "nvlink-sharp": "NVLink with NVSwitch SHARP",
+    "nvlink-sharp": gettext_noop("NVLink with NVSwitch SHARP"),
     "infinity-fabric": "Infinity Fabric",
     "pcie": "PCIe",
     "infiniband": "InfiniBand",
@@ -962,8 +1046,111 @@ _KIND_NAMES = {
     "efa": "EFA",
     "erdma": "eRDMA",
     "tcpx": "GPUDirect-TCPX",
-    "ethernet": "Ethernet (TCP)",
+    "ethernet": gettext_noop("Ethernet (TCP)"),
 }
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'s' if count != 1 else ''}"
+
+
+def english(phrase: Phrase) -> str:
+    """The API's English text of a reason, verdict or stage phrase."""
+    p = phrase.params
+    code = phrase.code
+    if code == "multi-node-unstated":
+        return f"{p['nodes']} nodes: self-serve multi-node booking is not stated for this instance"
+    if code == "no-multi-node":
+        return f"{p['nodes']} nodes: no self-serve multi-node booking (one node, or sales only)"
+    if code == "beyond-max-nodes":
+        return (
+            f"{p['nodes']} nodes: beyond the largest self-serve cluster of {p['max_nodes']} nodes"
+        )
+    if code == "states-too-big":
+        how = "sharded over" if p["sharded"] else "replicated on each of"
+        return (
+            f"model states need {p['per_gpu_gib']:,.1f} GiB per GPU ({how} "
+            f"{p['gpus']} GPU{'s' if p['gpus'] > 1 else ''}), "
+            f"more than the {p['limit_gib']:,.1f} GiB left after the activation margin"
+        )
+    if code == "domain-too-small":
+        if p["domain"] == "pcie":
+            what = "one NVLink domain of one GPU (PCIe only) holds"
+        elif p["domain"] == "booked":
+            what = (
+                f"the {p['domain_gpus']} GPUs booked of its {p['spanning']}-GPU NVLink domain hold"
+            )
+        else:
+            what = f"one NVLink domain of {p['domain_gpus']} GPUs holds"
+        return (
+            f"needs {p['needed_gib']:,.1f} GiB (weights {p['weights_gib']:,.1f} + KV cache "
+            f"{p['kv_gib']:,.1f}); {what} {p['usable_gib']:,.1f} GiB usable; tensor parallel "
+            f"would take {p['nodes_needed']} node{'s' if p['nodes_needed'] > 1 else ''}"
+        )
+    if code == "unknown":
+        return "unknown: " + ", ".join(p["missing"])
+    # Verdicts
+    if code == "cannot-estimate":
+        return "cannot estimate: unknown " + ", ".join(p["missing"])
+    if code == "does-not-fit":
+        return f"does not fit ({join_reasons(p['reasons'])})"
+    if code == "no-estimate":
+        return "no estimate"
+    if code == "if-it-fitted":
+        return f"does not fit ({join_reasons(p['reasons'])}); if it did: {english(p['verdict'])}"
+    if code == "communication-bound":
+        if p["beyond"] is not None:
+            where = f"beyond {_plural(p['beyond'], 'node')}"
+        else:
+            where = f"at {_plural(p['at'], 'node')}"
+        stage = f": {english(p['stage'])}" if p["stage"] else ""
+        return f"communication-bound {where}{stage}"
+    if code == "no-communication":
+        return f"{p['efficiency']:.0%} efficient: no communication"
+    if code == "efficient":
+        return (
+            f"{p['efficiency']:.0%} efficient: communication adds {1 - p['efficiency']:.0%} to "
+            f"the step; slowest link: {english(p['stage'])}"
+        )
+    if code == "fabric-stage":
+        return (
+            f"the fabric gives {p['bandwidth']:,.1f} GB/s per GPU "
+            f"({KIND_NAMES.get(p['link'], p['link'])})"
+        )
+    if code == "intra-stage":
+        if p["where"] == "domain":
+            where = f"the {p['group_gpus']}-GPU NVLink domain"
+        else:
+            where = "the node" if p["where"] == "node" else "each node"
+        return (
+            f"{KIND_NAMES.get(p['link'], p['link'])} gives {p['bandwidth']:,.1f} GB/s per GPU "
+            f"inside {where}"
+        )
+    if code == "fits-domain":
+        return (
+            f"fits one NVLink domain of {_plural(p['domain_gpus'], 'GPU')}"
+            f" ({p['needed_gib']:,.1f} GiB needed)"
+        )
+    if code == "cannot-tell":
+        return "cannot tell: " + join_reasons(p["reasons"])
+    if code == "inference-does-not-fit":
+        text = f"does not fit: {join_reasons(p['reasons'])}"
+        if p["tp_link"] is not None:
+            text += (
+                f"; tensor-parallel traffic over {KIND_NAMES.get(p['tp_link'], p['tp_link'])} "
+                f"costs about {p['tp_s_per_token'] * 1e3:,.2f} ms per token"
+            )
+        return text
+    raise ValueError(f"unknown phrase code {code!r}")
+
+
+def join_reasons(reasons: Sequence[Phrase]) -> str | None:
+    """The API's `reason`: every reason in English, separated by semicolons; None without one."""
+    return "; ".join(english(reason) for reason in reasons) if reasons else None
+
+
+def _with_verdict(row: EstimateResult, verdict: Phrase) -> EstimateResult:
+    return replace(row, verdict=english(verdict), verdict_phrase=verdict)
 
 
 def _training_verdicts(rows: list[EstimateResult], constants: Constants) -> list[EstimateResult]:
@@ -971,71 +1158,70 @@ def _training_verdicts(rows: list[EstimateResult], constants: Constants) -> list
     threshold = constants.comm_bound_efficiency
     good = [r.nodes for r in rows if r.efficiency is not None and r.efficiency >= threshold]
     last_good = max(good) if good else None
-    out = []
-    for row in rows:
-        out.append(replace(row, verdict=_training_verdict(row, last_good, threshold)))
-    return out
+    return [_with_verdict(row, _training_verdict(row, last_good, threshold)) for row in rows]
 
 
-def _stage_phrase(row: EstimateResult) -> str | None:
+def _stage_phrase(row: EstimateResult) -> Phrase | None:
     """'the fabric gives 30.0 GB/s per GPU (EFA)' for the slower communication stage."""
     if row.comm_inter_s and row.comm_intra_s is not None and row.comm_inter_s >= row.comm_intra_s:
         if row.inter_gbytes_per_s_per_gpu is None:
             return None
-        name = _KIND_NAMES.get(row.inter_link or "", row.inter_link)
-        return f"the fabric gives {row.inter_gbytes_per_s_per_gpu:,.1f} GB/s per GPU ({name})"
+        return Phrase(
+            "fabric-stage", {"bandwidth": row.inter_gbytes_per_s_per_gpu, "link": row.inter_link}
+        )
     if row.comm_intra_s and row.intra_gbytes_per_s_per_gpu is not None:
-        name = _KIND_NAMES.get(row.intra_link or "", row.intra_link)
         per_node = row.gpus // max(row.nodes, 1)
-        if row.group_gpus > per_node:
-            where = f"the {row.group_gpus}-GPU NVLink domain"
-        else:
-            where = "the node" if row.nodes == 1 else "each node"
-        return f"{name} gives {row.intra_gbytes_per_s_per_gpu:,.1f} GB/s per GPU inside {where}"
+        spans_nodes = row.group_gpus > per_node
+        where = "domain" if spans_nodes else ("node" if row.nodes == 1 else "each-node")
+        return Phrase(
+            "intra-stage",
+            {
+                "bandwidth": row.intra_gbytes_per_s_per_gpu,
+                "link": row.intra_link,
+                "where": where,
+                "group_gpus": row.group_gpus,
+            },
+        )
     return None
 
 
-def _training_verdict(row: EstimateResult, last_good: int | None, threshold: float) -> str:
+def _training_verdict(row: EstimateResult, last_good: int | None, threshold: float) -> Phrase:
     if row.efficiency is None:
         if row.missing:
-            return "cannot estimate: unknown " + ", ".join(row.missing)
-        return f"does not fit ({row.reason})" if row.reason else "no estimate"
-    prefix = "" if row.fits else f"does not fit ({row.reason}); if it did: "
+            return Phrase("cannot-estimate", {"missing": row.missing})
+        if row.reason_phrases:
+            return Phrase("does-not-fit", {"reasons": row.reason_phrases})
+        return Phrase("no-estimate")
     stage = _stage_phrase(row)
     if row.efficiency < threshold:
-        if last_good is not None and last_good < row.nodes:
-            where = f"beyond {last_good} node{'s' if last_good > 1 else ''}"
-        else:
-            where = f"at {row.nodes} node{'s' if row.nodes > 1 else ''}"
-        return prefix + f"communication-bound {where}" + (f": {stage}" if stage else "")
-    if stage is None:
-        return prefix + f"{row.efficiency:.0%} efficient: no communication"
-    return prefix + (
-        f"{row.efficiency:.0%} efficient: communication adds {1 - row.efficiency:.0%} to the "
-        f"step; slowest link: {stage}"
-    )
-
-
-def _inference_verdict(row: EstimateResult) -> str:
+        beyond = last_good if last_good is not None and last_good < row.nodes else None
+        verdict = Phrase(
+            "communication-bound",
+            {"beyond": beyond, "at": None if beyond else row.nodes, "stage": stage},
+        )
+    elif stage is None:
+        verdict = Phrase("no-communication", {"efficiency": row.efficiency})
+    else:
+        verdict = Phrase("efficient", {"efficiency": row.efficiency, "stage": stage})
     if row.fits:
-        return (
-            f"fits one NVLink domain of {row.domain_gpus} GPU{'s' if row.domain_gpus != 1 else ''}"
-            f" ({row.needed_gib:,.1f} GiB needed)"
-        )
-    if row.reason and row.reason.startswith("unknown"):
-        return "cannot tell: " + row.reason
-    text = f"does not fit: {row.reason}"
+        return verdict
+    return Phrase("if-it-fitted", {"reasons": row.reason_phrases, "verdict": verdict})
+
+
+def _inference_verdict(row: EstimateResult) -> Phrase:
+    if row.fits:
+        return Phrase("fits-domain", {"domain_gpus": row.domain_gpus, "needed_gib": row.needed_gib})
+    if row.reason_phrases and row.reason_phrases[0].code == "unknown":
+        return Phrase("cannot-tell", {"reasons": row.reason_phrases})
+    tp_link, tp_seconds = None, None
     if row.tp_fabric_s_per_token is not None and row.inter_link is not None:
-        text += (
-            f"; tensor-parallel traffic over {_KIND_NAMES.get(row.inter_link, row.inter_link)} "
-            f"costs about {row.tp_fabric_s_per_token * 1e3:,.2f} ms per token"
-        )
+        tp_link, tp_seconds = row.inter_link, row.tp_fabric_s_per_token
     elif row.tp_comm_s_per_token is not None and row.intra_link is not None:
-        text += (
-            f"; tensor-parallel traffic over {_KIND_NAMES.get(row.intra_link, row.intra_link)} "
-            f"costs about {row.tp_comm_s_per_token * 1e3:,.2f} ms per token"
-        )
-    return text
+        tp_link, tp_seconds = row.intra_link, row.tp_comm_s_per_token
+    return Phrase(
+        "inference-does-not-fit",
+        {"reasons": row.reason_phrases, "tp_link": tp_link, "tp_s_per_token": tp_seconds},
+    )
 
 
 def _sort_key(row: EstimateResult, inference: bool = False) -> tuple[Any, ...]:

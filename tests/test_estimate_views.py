@@ -12,8 +12,9 @@ from decimal import Decimal
 import pytest
 from django.core.management import call_command
 
-from offerings.estimate_views import format_usd, rounded
+from offerings.estimate_views import configuration_msgid, format_usd, rounded
 from offerings.estimator import FabricSpec, GpuLinkSpec, InstanceSpec, Job, estimate
+from offerings.estimator_calibration import CALIBRATION_POINTS
 from offerings.models import GpuModel, Provider, Region
 from tests.conftest import NVSWITCH_8, make_instance, make_offer
 
@@ -385,6 +386,8 @@ def assert_page_agrees_with_api(client, params: str) -> list[dict]:
         if result["cost_per_billion_tokens_usd"] is not None:
             assert format_usd(result["cost_per_billion_tokens_usd"]) in row["html"]
         assert result["verdict"].replace("'", "&#x27;") in row["html"]
+        if not result["fits"] and result["reason"]:  # the page's English is the API's
+            assert f"<small>{result['reason']}</small>".replace("'", "&#x27;") in row["html"]
     return rows
 
 
@@ -441,7 +444,21 @@ def test_the_page_shows_formulas_assumptions_and_calibration_sources(client, clu
 def test_the_page_is_served_in_chinese_too(client, cluster):
     response = client.get(f"/zh-hans/estimate/?{TRAIN}")
     assert response.status_code == 200
-    assert 'lang="zh-hans"' in response.content.decode()
+    html = response.content.decode()
+    assert 'lang="zh-hans"' in html
+    # A verdict, a reason and a formula (its symbols kept), said in Chinese
+    assert "效率 91%，通信占每步时间的 9%；最慢的链路：节点间网络为每块 GPU 提供 0.7 GB/s" in html
+    assert "放不下：不可自助预订 2 个节点（仅限单节点，或须联系销售）" in html
+    assert "每步时间 = 计算时间 + (1 - overlap) x 通信时间" in html
+    assert "efficient" not in html
+    body = client.get(f"/api/estimate?{TRAIN}").json()  # the API keeps its English
+    assert any(r["verdict"].startswith("91% efficient: ") for r in body["results"])
+
+
+def test_every_calibration_configuration_can_be_translated():
+    """Each point's English configuration is reproduced by a msgid the page translates."""
+    untranslatable = [p.key for p in CALIBRATION_POINTS if configuration_msgid(p) is None]
+    assert not untranslatable
 
 
 # ------------------------------------------------------------------------------------------

@@ -9,6 +9,8 @@ anyone has rerun `makemessages`.
 from __future__ import annotations
 
 import io
+import json
+import re
 from pathlib import Path
 
 import pytest
@@ -17,6 +19,7 @@ from babel.messages.mofile import write_mo
 from babel.messages.pofile import read_po
 from django.conf import settings
 from django.core.cache import cache
+from django.core.management import call_command
 from django.utils.translation.template import templatize
 
 from tests.test_content import parse, visible_text
@@ -129,21 +132,102 @@ CHINESE_PAGES = [
 ]
 
 
+def english_leaks(text: str) -> list[str]:
+    """English msgids (of some length, translated to something else) that show in `text`.
+
+    A msgid with placeholders leaks when one of its literal pieces of 12 characters or more
+    shows and its translation does not contain that piece.
+    """
+    leaks = []
+    for message in po_catalog():
+        msgid = message.id if isinstance(message.id, str) else message.id[0]
+        translated = message.string if isinstance(message.string, str) else message.string[0]
+        if not msgid or "<" in msgid or translated == msgid:
+            continue
+        if "%(" not in msgid:
+            if len(msgid) >= 12 and msgid in text:
+                leaks.append(msgid)
+            continue
+        for piece in re.split(r"%\([a-z_]+\)s", msgid.replace("%%", "%")):
+            piece = piece.strip(" ;:,.()")
+            if len(piece) >= 12 and piece in text and piece not in translated:
+                leaks.append(f"{piece!r} of {msgid!r}")
+    return leaks
+
+
 @pytest.mark.parametrize("path", CHINESE_PAGES)
 def test_chinese_pages_show_no_english_interface_text(client, catalog, path):
     """No English msgid (of some length, translated to something else) shows on a zh page."""
     response = client.get(path)
     assert response.status_code == 200
-    text = visible_text(parse(response.content.decode()))
-    leaks = []
-    for message in po_catalog():
-        msgid = message.id if isinstance(message.id, str) else message.id[0]
-        translated = message.string if isinstance(message.string, str) else message.string[0]
-        if not msgid or "%(" in msgid or "<" in msgid or len(msgid) < 12 or translated == msgid:
-            continue
-        if msgid in text:
-            leaks.append(msgid)
+    leaks = english_leaks(visible_text(parse(response.content.decode())))
     assert not leaks, leaks
+
+
+ESTIMATES = [
+    "params_b=70&mode=train-fsdp",
+    "params_b=70&mode=train-ddp&nodes=1&nodes=2&nodes=4&nodes=32",
+    "params_b=70&mode=inference&context_tokens=32768",
+    "params_b=405&mode=inference&context_tokens=131072&batch=8&nodes=1&nodes=2&nodes=4",
+]
+#: Two lowercase English words in a row: a sentence the estimator wrote in English.
+ENGLISH_WORDS = re.compile(r"\b[a-z]{2,}[ -][a-z]{2,}\b")
+
+
+@pytest.fixture
+def shipped(db):
+    """The shipped catalog: every kind of link, fabric and verdict the estimator can give."""
+    call_command("load_catalog", stdout=io.StringIO())
+
+
+def _estimator_texts(html: str) -> list[str]:
+    """The verdicts, the reasons a row does not fit, and the instances one domain holds."""
+    cells = re.findall(r'<td class="verdict">(.*?)</td>', html, re.DOTALL)
+    cells += re.findall(r'<span class="fit no">[^<]*</span><br><small>(.*?)</small>', html)
+    holders = html.split('<section class="holders">')[1:]
+    cells += (
+        re.findall(r"</small>: (.*?)</li>", holders[0].split("</section>")[0]) if holders else []
+    )
+    return cells
+
+
+@pytest.mark.parametrize("query", ESTIMATES)
+def test_the_chinese_estimator_shows_no_english_interface_text(client, shipped, query):
+    """Verdicts, reasons, formulas, assumptions and calibration on /zh-hans/estimate/ are Chinese."""
+    response = client.get(f"/zh-hans/estimate/?{query}")
+    assert response.status_code == 200
+    html = response.content.decode()
+    leaks = english_leaks(visible_text(parse(html)))
+    assert not leaks, leaks
+    texts = _estimator_texts(html)
+    assert len(texts) > 10
+    english = [text for text in texts if ENGLISH_WORDS.search(text)]
+    assert not english, english[:5]
+    results = client.get(f"/api/estimate?{query}").json()["results"]
+    for result in results:  # the API's English sentences are not on the page
+        assert result["verdict"] not in html
+        assert not result["reason"] or result["reason"] not in html
+
+
+@pytest.mark.parametrize("query", ESTIMATES)
+def test_the_estimate_api_stays_english_whatever_the_language(client, shipped, query):
+    """/api/estimate answers the same English JSON to a Chinese reader."""
+    english = client.get(f"/api/estimate?{query}")
+    client.cookies[settings.LANGUAGE_COOKIE_NAME] = "zh-hans"
+    chinese = client.get(
+        f"/api/estimate?{query}", headers={"accept-language": "zh-CN,zh-Hans;q=0.9"}
+    )
+    assert chinese.status_code == english.status_code == 200
+    assert chinese.content == english.content
+    body = json.loads(chinese.content)
+    for result in body["results"]:
+        assert result["verdict"].isascii(), result["verdict"]
+        assert result["reason"] is None or result["reason"].isascii(), result["reason"]
+        assert all(name.isascii() for name in result["missing"])
+    assumptions = body["assumptions"]
+    assert all(formula.isascii() for formula in assumptions["formulas"])
+    assert all(text.isascii() for text in assumptions["uncalibrated_factors"].values())
+    assert assumptions["rounding"].isascii()
 
 
 def test_the_language_switch_keeps_the_page_and_its_query(client, db):
