@@ -341,7 +341,7 @@ def parse_instance_ids(
         return [], ["Each instance may be given once."]
     if not minimum <= len(tokens) <= maximum:
         return [], [f"Give between {minimum} and {maximum} instances, separated by commas."]
-    numeric = [int(t) for t in tokens if t.isdigit() and len(t) < 19]
+    numeric = [int(t) for t in tokens if t.isascii() and t.isdigit() and len(t) < 19]
     pairs = []
     for token in tokens:
         if "/" in token:

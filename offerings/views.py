@@ -71,7 +71,9 @@ def export(request: HttpRequest, listing: ListingQuery, rates: RateTable) -> Htt
 def compare_selection(query: QueryDict) -> tuple[list[int], str]:
     """The rows ticked for comparison, and the compare link that remembers the filters."""
     ids = list(
-        dict.fromkeys(int(v) for v in query.getlist("compare") if v.isdigit() and len(v) < 19)
+        dict.fromkeys(
+            int(v) for v in query.getlist("compare") if v.isascii() and v.isdigit() and len(v) < 19
+        )
     )
     filters = query.copy()
     for name in ("compare", "page"):

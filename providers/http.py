@@ -37,7 +37,7 @@ def retry_after_seconds(response: httpx.Response, now: datetime | None = None) -
     value = response.headers.get("Retry-After", "").strip()
     if not value:
         return None
-    if value.isdigit():
+    if value.isascii() and value.isdigit():  # "²".isdigit() is true, float("²") fails
         return float(value)
     try:
         when = parsedate_to_datetime(value)

@@ -226,7 +226,9 @@ class _RegionParse:
         attrs = raw.get("attributes") if isinstance(raw, dict) else None
         if isinstance(attrs, dict):
             name, gpus = attrs.get("instanceType"), attrs.get("gpu")
-            multi_gpu = isinstance(gpus, str) and gpus.isdigit() and int(gpus) >= 2
+            multi_gpu = (
+                isinstance(gpus, str) and gpus.isascii() and gpus.isdigit() and int(gpus) >= 2
+            )
             if isinstance(name, str) and name not in INSTANCE_SLUGS and not multi_gpu:
                 return  # the common case, skipped before validation: not a multi-GPU type
         self._drift("product", raw, PRODUCT_KEYS)
@@ -258,7 +260,7 @@ class _RegionParse:
             )
             return
         gpus = attrs.get("gpu", "0")
-        gpu_count = int(gpus) if gpus.isdigit() else 0
+        gpu_count = int(gpus) if gpus.isascii() and gpus.isdigit() else 0
         if name not in INSTANCE_SLUGS and gpu_count < 2:
             return  # not a multi-GPU instance type: out of the catalog's scope
         market = attrs.get("marketoption", "OnDemand")

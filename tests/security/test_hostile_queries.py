@@ -100,6 +100,9 @@ VALUES = [
     "\u202e",
     "\ufeff",
     "𝟘𝟙",
+    "²",  # str.isdigit() is true for it, int() refuses it
+    "¹²,³",
+    "٣",
     "aws/ib-8x,aws/efa-8x",
     "1,2,3,4,5,6,7,8,9,10",
     "train-ddp",
@@ -236,3 +239,28 @@ def test_orm_shaped_names_are_refused_by_name_not_passed_on(client, catalog):
         response = client.get("/api/instances", {"sort": ordering})
         assert response.status_code == 400
         assert "sort" in response.json()["fields"]
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "/compare/?ids=²,³",
+        "/?compare=²",
+        "/api/estimate?params_b=7&mode=train-ddp&ids=²,¹",
+        "/compare/?ids=1,٣",
+    ],
+)
+def test_unicode_digits_in_ids_are_invalid_not_a_crash(client, catalog, url):
+    """`"²".isdigit()` is true and `int("²")` raises: ids must be ASCII digits."""
+    response = client.get(url)
+    assert response.status_code in (200, 400)
+
+
+def test_a_provider_retry_after_in_unicode_digits_is_ignored_not_a_crash():
+    import httpx
+
+    from providers.http import retry_after_seconds
+
+    # Header bytes are Latin-1: b"\xb2" reads as "²".
+    assert retry_after_seconds(httpx.Response(429, headers=[(b"Retry-After", b"\xb2")])) is None
+    assert retry_after_seconds(httpx.Response(429, headers={"Retry-After": "3"})) == 3.0
