@@ -1,5 +1,7 @@
 """Shared test data builders. Every test runs against a real PostgreSQL database."""
 
+import os
+import shutil
 from datetime import UTC, date, datetime
 from decimal import Decimal
 
@@ -184,3 +186,33 @@ def catalog(db):
     make_offer(rows["pcie"], use1, price="6.00", kind="reserved", term_months=12)  # 1.50
     make_offer(rows["bridge"], fin, price="2.00", available=True)  # 1.00
     return rows
+
+
+# -- Chromium for the browser tests (tests/browser/, tests/security/) ------------------------------
+
+CHROMIUM = os.environ.get("CHROMIUM_PATH") or shutil.which("chromium") or "/usr/bin/chromium"
+
+# Playwright's sync API runs an event loop in this thread; the ORM calls the fixtures make
+# around it are still ordinary synchronous ones.
+os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+
+@pytest.fixture(scope="session")
+def browser():
+    if not os.path.exists(CHROMIUM):
+        pytest.skip(f"Chromium not found at {CHROMIUM} (apt-get install chromium)")
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=CHROMIUM,
+            args=[
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--no-first-run",
+            ],
+        )
+        yield browser
+        browser.close()

@@ -20,7 +20,6 @@ from offerings.models import (
     ScrapeRun,
     SkuReview,
 )
-from tests.browser import conftest as browser_conftest
 
 PRODUCTION_ENV = {
     "DJANGO_ENV": "production",
@@ -134,7 +133,7 @@ def clean_caches():
 
 # -- Chromium ------------------------------------------------------------------------------------
 
-browser = browser_conftest.browser  # the session's Chromium, shared with tests/browser/
+# `browser`, the session's Chromium, comes from tests/conftest.py.
 
 CSP_INIT_SCRIPT = """
 window.__cspViolations = [];

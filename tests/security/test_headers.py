@@ -7,6 +7,7 @@ import re
 from collections.abc import Callable, Iterator
 
 import pytest
+from django.apps import apps
 from django.contrib.admin.sites import site as admin_site
 from django.contrib.contenttypes.models import ContentType
 from django.test import Client, override_settings
@@ -51,12 +52,23 @@ def iter_patterns(
             yield prefix + str(pattern.pattern), name, pattern
 
 
-def admin_kwargs(pattern: URLPattern, site: dict) -> dict:
+def model_in_route(route: str):
+    """The model of an admin route `admin/<app_label>/<model_name>/...`."""
+    _, app_label, model_name, *_ = route.split("/")
+    return apps.get_model(app_label, model_name)
+
+
+def admin_kwargs(route: str, pattern: URLPattern, site: dict) -> dict:
     params = set(pattern.pattern.regex.groupindex)
     model_admin = getattr(pattern.callback, "model_admin", None)
     kwargs: dict = {}
-    if "object_id" in params and model_admin is not None:
-        first = model_admin.model._default_manager.order_by("pk").first()
+    if "content_type_id" in params:  # view on site
+        kwargs["content_type_id"] = str(ContentType.objects.get_for_model(InstanceType).pk)
+        kwargs["object_id"] = str(site["ib"].pk)
+    elif "object_id" in params:
+        # A ModelAdmin's own URLs carry it; extra admin URLs name the model in their route.
+        model = model_admin.model if model_admin else model_in_route(route)
+        first = model._default_manager.order_by("pk").first()
         kwargs["object_id"] = str(first.pk) if first else "999999"
     if "app_label" in params:
         kwargs["app_label"] = "offerings"
@@ -64,9 +76,6 @@ def admin_kwargs(pattern: URLPattern, site: dict) -> dict:
         from django.contrib.auth import get_user_model
 
         kwargs["id"] = str(get_user_model().objects.order_by("pk").first().pk)
-    if "content_type_id" in params:
-        kwargs["content_type_id"] = str(ContentType.objects.get_for_model(InstanceType).pk)
-        kwargs["object_id"] = str(site["ib"].pk)
     if "url" in params:
         kwargs["url"] = "no-such-admin-page/"
     return kwargs
@@ -87,7 +96,7 @@ def every_path(site: dict) -> list[tuple[str, bool]]:
         params = set(pattern.pattern.regex.groupindex)
         is_admin = route.startswith("admin/")
         if is_admin:
-            kwargs = admin_kwargs(pattern, site)
+            kwargs = admin_kwargs(route, pattern, site)
         elif params:
             assert name in public, f"add path parameters for the new route {name!r} ({route})"
             kwargs = public[name]()
