@@ -167,3 +167,11 @@ audit: install
 
 clean:
 	rm -rf $(VENV)
+
+# Benchmarks (issue 11): bench/run.py against its own database gpucatalog_bench on
+# 127.0.0.1:5432 (created if missing) and Redis DB 9; writes bench/RESULTS.md. Needs wrk,
+# Chromium and Node 20 (npx lighthouse@12). `make bench ARGS=--quick` for a shorter run,
+# `ARGS=--skip-synthetic` to keep the synthetic catalog already loaded.
+.PHONY: bench
+bench: install
+	$(PY) -m bench.run $(ARGS)

@@ -280,14 +280,14 @@ def lighthouse(base: str, pages: dict[str, str], statuses: dict[str, int], repor
                     for a in bad[:4]
                 )
             )
+        version = data.get("lighthouseVersion")
         report.add(
-            f"Lighthouse 12, {name}",
+            f"Lighthouse {version}, {name}",
             shown,
             "each >= 95",
             not failing,
-            "; ".join(notes) + f" [{path}]",
+            "; ".join([*notes, path]),
         )
-        version = data.get("lighthouseVersion")
         report.details.setdefault("lighthouse", {})[name] = {
             "version": version,
             "scores": scores,
