@@ -299,6 +299,10 @@ PRICE_STALE_AFTER_HOURS = env_int("PRICE_STALE_AFTER_HOURS", 72, minimum=1)
 # A scraper run returning fewer offers than this share of the last good run is rejected whole.
 REFRESH_MIN_ROW_RATIO = env_decimal("REFRESH_MIN_ROW_RATIO", "0.8", minimum=0, maximum=1)
 
+# Rendered filter page and API responses are cached this long, keyed on the catalog's data
+# version (offerings/caching.py); 0 turns the cache off (the default in the test settings).
+PAGE_CACHE_SECONDS = env_int("PAGE_CACHE_SECONDS", 0 if TESTING else 300, minimum=0)
+
 # Rate limits (django-ratelimit, counted in the cache: Redis with REDIS_URL, else local memory).
 # Off in the test settings; the tests of the limits switch them on.
 RATELIMIT_ENABLE = env_bool("RATELIMIT_ENABLE", not TESTING)

@@ -1000,3 +1000,27 @@ class RefreshHealth(models.Model):
     @property
     def needs_attention(self) -> bool:
         return self.state in self.NEEDS_ATTENTION
+
+
+class CatalogVersion(models.Model):
+    """One row whose counter moves on every write to a table the public pages show.
+
+    PostgreSQL statement triggers (migration 0005) bump it inside the writing transaction, so
+    ORM saves, `QuerySet.update()`, admin bulk actions and the scrapers' COPY-and-merge all count.
+    The filter page and the API derive their ETag and cache key from it.
+    """
+
+    counter = models.BigIntegerField(default=0)
+    changed_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(id=1),
+                name="catalogversion_single_row",
+                violation_error_message="There is exactly one catalog version row.",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"catalog version {self.counter}"

@@ -18,6 +18,7 @@ from django.views.decorators.vary import vary_on_headers
 from django_ratelimit.decorators import ratelimit
 
 from offerings import openapi
+from offerings.caching import versioned
 from offerings.diagrams import price_history_svg, topology_svg
 from offerings.facets import facet_counts
 from offerings.filters import (
@@ -86,6 +87,7 @@ def compare_selection(query: QueryDict) -> tuple[list[int], str]:
 
 @require_safe
 @vary_on_headers("HX-Request")
+@versioned
 def instance_list(request: HttpRequest) -> HttpResponse:
     """The filter page: one row per instance type; htmx asks for the results fragment only."""
     listing = parse_listing_query(request.GET)
@@ -124,6 +126,7 @@ def instance_list(request: HttpRequest) -> HttpResponse:
 
 
 @require_safe
+@versioned
 def api_instances(request: HttpRequest) -> JsonResponse:
     """`GET /api/instances`: the filtered rows, paged, in the contract's JSON shape."""
     listing = parse_listing_query(request.GET)

@@ -7,6 +7,7 @@ import pytest
 from django.db import IntegrityError, transaction
 
 from offerings.models import (
+    CatalogVersion,
     CorrectionReport,
     ExchangeRate,
     Fabric,
@@ -180,6 +181,7 @@ BAD_ROWS = {
     "skureview_mapped_has_target": lambda c: SkuReview.objects.create(
         provider=c["provider"], sku="x", status="mapped"
     ),
+    "catalogversion_single_row": lambda c: CatalogVersion.objects.create(id=2),
     "correction_topic_valid": lambda c: CorrectionReport.objects.create(
         instance=c["instance"], topic="vibes", message="wrong", source_url=SOURCE
     ),
