@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from decimal import Decimal
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 import ijson
@@ -403,6 +404,14 @@ def parse_offer_file(events: Iterator[tuple[str, str, Any]], parse: _RegionParse
         raise ScrapeError(f"aws {parse.region}: offer file has no products")
 
 
+def offer_file_url(path: str) -> str:
+    """currentVersionUrl on the price-list host; a path that would leave it is refused."""
+    url = BASE_URL + path
+    if not path.startswith("/") or urlsplit(url).hostname != urlsplit(BASE_URL).hostname:
+        raise ScrapeError(f"aws: currentVersionUrl {path[:120]!r} leaves {BASE_URL}")
+    return url
+
+
 def _get_region_index(client: httpx.Client) -> dict[str, AwsRegion]:
     # Reference: https://docs.aws.amazon.com/awsaccountbilling/latest/aboutv2/using-the-aws-price-list-bulk-api-fetching-price-list-files-manually.html
     data = read_json(client.get(REGION_INDEX_URL), "aws region index")
@@ -462,7 +471,7 @@ def fetch(client: httpx.Client, ctx: ScrapeContext) -> ScrapeBatch:
     for region in wanted:
         if region in missing:
             continue
-        url = BASE_URL + index[region].currentVersionUrl
+        url = offer_file_url(index[region].currentVersionUrl)
         ctx.progress(f"aws {region}: offer file")
         parse = _RegionParse(region, url, ctx)
         _get_offer_file(client, url, parse)

@@ -21,6 +21,8 @@ from offerings.models import (
     SkuReview,
 )
 from offerings.schemas import ExchangeRateIn, ScrapeBatch, ScrapedOffer
+from providers.base import ScrapeError
+from providers.scrapers.aws import offer_file_url
 from tests.security.hostile import PAYLOAD, ingest_hostile_catalog, replay_azure
 
 pytestmark = pytest.mark.django_db
@@ -61,6 +63,20 @@ def test_a_next_page_link_off_the_api_is_refused_not_followed():
     assert run.status == "failed"
     assert "NextPageLink 'javascript:window.__pwned=1' leaves" in run.error_messages[0]
     assert list(Offer.objects.values_list("pk", "price_per_hour")) == before
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["@evil.example/offer.json", ".evil.example/x", "javascript:alert(1)", "evil/x", ":8080@x/"],
+)
+def test_an_aws_offer_file_path_that_leaves_the_price_list_host_is_refused(path):
+    with pytest.raises(ScrapeError, match="leaves https://pricing"):
+        offer_file_url(path)
+
+
+def test_an_aws_offer_file_path_on_the_host_is_followed():
+    path = "/offers/v1.0/aws/AmazonEC2/20260901000000/us-east-1/index.json"
+    assert offer_file_url(path) == "https://pricing.us-east-1.amazonaws.com" + path
 
 
 @pytest.mark.parametrize("url", HOSTILE_URLS)
