@@ -25,6 +25,7 @@ from django.db.models import (
     When,
 )
 from django.http import QueryDict
+from django.utils.translation import gettext
 
 from offerings.models import (
     FabricTechnology,
@@ -301,16 +302,16 @@ def parse_listing_query(
     for name in query:
         values = query.getlist(name)
         if name.startswith("_") or "__" in name:
-            errors[name] = ["This parameter name is not allowed."]
+            errors[name] = [gettext("This parameter name is not allowed.")]
             continue
         if name not in known or name in extra:
             continue  # unknown names are ignored, so shared links with utm_* still work
         if any("\x00" in value for value in values):
-            errors[name] = ["Null characters are not allowed."]
+            errors[name] = [gettext("Null characters are not allowed.")]
             continue
         given = [value.strip() for value in values if value.strip() != ""]
         if name not in REPEATABLE and len(values) > 1:
-            errors[name] = ["Give this parameter once."]
+            errors[name] = [gettext("Give this parameter once.")]
             continue
         if name == "provider":
             given = [PROVIDER_ALIASES.get(value, value) for value in given]
@@ -336,11 +337,14 @@ def parse_instance_ids(
         queryset = InstanceType.objects.for_listing()
     tokens = [token.strip() for token in value.split(",") if token.strip()]
     if "\x00" in value:
-        return [], ["Null characters are not allowed."]
+        return [], [gettext("Null characters are not allowed.")]
     if len(dict.fromkeys(tokens)) != len(tokens):
-        return [], ["Each instance may be given once."]
+        return [], [gettext("Each instance may be given once.")]
     if not minimum <= len(tokens) <= maximum:
-        return [], [f"Give between {minimum} and {maximum} instances, separated by commas."]
+        return [], [
+            gettext("Give between %(min)s and %(max)s instances, separated by commas.")
+            % {"min": minimum, "max": maximum}
+        ]
     numeric = [int(t) for t in tokens if t.isascii() and t.isdigit() and len(t) < 19]
     pairs = []
     for token in tokens:
@@ -364,7 +368,7 @@ def parse_instance_ids(
         else:
             unknown.append(token)
     if unknown:
-        return [], [f"Unknown instance: {', '.join(unknown[:5])}."]
+        return [], [gettext("Unknown instance: %(ids)s.") % {"ids": ", ".join(unknown[:5])}]
     if len({row.pk for row in resolved}) != len(resolved):
-        return [], ["Each instance may be given once."]
+        return [], [gettext("Each instance may be given once.")]
     return resolved, []

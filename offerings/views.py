@@ -11,6 +11,7 @@ from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, QueryD
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.translation import gettext, ngettext
 from django.utils.translation import gettext_lazy as _
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST, require_safe
@@ -48,7 +49,12 @@ def paginate(listing: ListingQuery):
     options = listing.options
     paginator = Paginator(listing.filterset.qs, options["page_size"])
     if options["page"] > paginator.num_pages:
-        listing.errors["page"] = [f"There are only {paginator.num_pages} page(s)."]
+        listing.errors["page"] = [
+            ngettext(
+                "There is only %(n)s page.", "There are only %(n)s pages.", paginator.num_pages
+            )
+            % {"n": paginator.num_pages}
+        ]
         return None
     return paginator.page(options["page"])
 
@@ -280,13 +286,13 @@ COMPARE_ROWS = [
 def compare(request: HttpRequest) -> HttpResponse:
     """2 to 4 instance types side by side, differences highlighted."""
     if any(name.startswith("_") or "__" in name for name in request.GET):
-        errors = ["This parameter name is not allowed."]
+        errors = [gettext("This parameter name is not allowed.")]
         return render(request, "offerings/compare.html", {"errors": errors}, status=400)
     values = request.GET.getlist("ids")
     if len(values) != 1:
         rows, errors = (
             [],
-            ["Give ids once, e.g. ?ids=aws/p5-48xlarge,azure/standard-nd96isr-h100-v5."],
+            [gettext("Give ids once, e.g. ?ids=aws/p5-48xlarge,azure/standard-nd96isr-h100-v5.")],
         )
     else:
         listed = parse_listing_query(QueryDict("")).filterset.qs  # carries the row prices

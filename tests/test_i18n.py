@@ -258,3 +258,11 @@ def test_the_chinese_interface_is_translated_in_the_frame(client, db):
     assert "跳到正文" in body  # skip link
     assert ">常见问题</a>" in body  # navigation
     assert "（已收录" in body or "（目录中暂无）" in body  # live counts
+
+
+def test_the_contracts_own_messages_are_translated_on_chinese_pages(client, db):
+    body = client.get("/zh-hans/?_connector=OR&nvlink=true&nvlink=false").content.decode()
+    assert "不允许使用这个参数名。" in body
+    assert "这个参数只能给一次。" in body
+    api = client.get("/api/instances?_connector=OR").json()  # the API stays English
+    assert api["fields"]["_connector"] == ["This parameter name is not allowed."]
