@@ -37,6 +37,9 @@ BENCH_SECRET_KEY = "bench-only-secret-key-" + "x7Qp2Lm9Zr4Tb8Wc1Yd6" * 2
 def bench_env(base: dict[str, str] | None = None) -> dict[str, str]:
     """The process environment every benchmark (and the server it starts) runs with."""
     env = dict(os.environ if base is None else base)
+    # The settings' own defaults (development), not whatever the shell exported (a DJANGO_ENV=test
+    # left over from CI would turn the page cache off); BENCH_DJANGO_ENV=production to compare.
+    env["DJANGO_ENV"] = os.environ.get("BENCH_DJANGO_ENV", "development")
     env["DATABASE_URL"] = BENCH_DATABASE_URL
     env["DEBUG"] = "false"
     env["RATELIMIT_ENABLE"] = "false"

@@ -140,6 +140,12 @@ def main(argv: list[str] | None = None) -> int:
     crashed: dict[str, int] = {}
     wanted = [s for s in SCRIPTS if only is None or s in only]
 
+    # The bench database exists and follows the tree's migrations before anything runs (the
+    # never-answering provider runs alongside others and does not migrate itself).
+    from bench.synthetic import ensure_database
+
+    ensure_database(recreate=False)
+
     def run(name: str) -> None:
         print(f"\n### bench.{name}", flush=True)
         code = subprocess.run([PY, "-u", "-m", f"bench.{name}", *flags], cwd=ROOT).returncode
