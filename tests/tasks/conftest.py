@@ -40,6 +40,17 @@ def replay_dir(tmp_path, settings):
 
 
 @pytest.fixture(autouse=True)
+def no_ambient_broker(monkeypatch) -> None:
+    """Celery prefers the CELERY_BROKER_URL environment variable over any configured broker.
+
+    CI exports one for the whole run; left in place it would route these tests' messages to
+    that broker instead of the one each test chose (a memory broker, an unreachable one, or the
+    end-to-end worker's own Redis database).
+    """
+    monkeypatch.delenv("CELERY_BROKER_URL", raising=False)
+
+
+@pytest.fixture(autouse=True)
 def private_cache(settings) -> None:
     """Locks and delivery counters in a cache of this test's own (never a shared Redis DB)."""
     settings.CACHES = {
