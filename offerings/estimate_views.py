@@ -93,6 +93,43 @@ def resolve_ids(values: list[str]) -> tuple[set[int] | None, list[str]]:
     return (None, errors) if errors else ({row.pk for row in rows}, [])
 
 
+# parse_job (no Django) writes English messages; each pattern here gives the same sentence
+# through gettext, so a Chinese page shows Chinese while English (and the API) stays identical.
+JOB_MESSAGES = [
+    (re.compile(r"Give this parameter once\.$"), gettext_noop("Give this parameter once.")),
+    (re.compile(r"This field is required\.$"), gettext_noop("This field is required.")),
+    (re.compile(r"Enter a number\.$"), gettext_noop("Enter a number.")),
+    (re.compile(r"Enter a whole number\.$"), gettext_noop("Enter a whole number.")),
+    (re.compile(r"Must be at least (?P<n>\S+)\.$"), gettext_noop("Must be at least %(n)s.")),
+    (
+        re.compile(r"Must be greater than (?P<n>\S+)\.$"),
+        gettext_noop("Must be greater than %(n)s."),
+    ),
+    (re.compile(r"Must be at most (?P<n>\S+)\.$"), gettext_noop("Must be at most %(n)s.")),
+    (re.compile(r"Choose one of: (?P<n>.+)\.$"), gettext_noop("Choose one of: %(n)s.")),
+    (
+        re.compile(r"(?P<n>'.*') is not a whole number\.$"),
+        gettext_noop("%(n)s is not a whole number."),
+    ),
+    (
+        re.compile(r"(?P<n>\d+) is out of range: each must be 1 to (?P<m>\d+)\.$"),
+        gettext_noop("%(n)s is out of range: each must be 1 to %(m)s."),
+    ),
+    (
+        re.compile(r"Give at most (?P<n>\d+) node counts\.$"),
+        gettext_noop("Give at most %(n)s node counts."),
+    ),
+]
+
+
+def translate_job_message(message: str) -> str:
+    """The estimator core's English message in the active language (unchanged in English)."""
+    for pattern, msgid in JOB_MESSAGES:
+        if match := pattern.match(message):
+            return gettext(msgid) % match.groupdict()
+    return message
+
+
 def parse_estimate_query(query: QueryDict) -> EstimateQuery:
     """Validate filters, `ids` and the job together, so one answer names every bad parameter."""
     errors: dict[str, list[str]] = {}
@@ -107,9 +144,11 @@ def parse_estimate_query(query: QueryDict) -> EstimateQuery:
         errors.setdefault(name, []).extend(messages)
     job, job_errors = parse_job({name: query.getlist(name) for name in query})
     for name, messages in job_errors.items():
-        errors.setdefault(name, []).extend(messages)
+        errors.setdefault(name, []).extend(translate_job_message(m) for m in messages)
     if job is not None and job.mfu < MFU_MIN:
-        errors.setdefault("mfu", []).append(f"Must be at least {MFU_MIN:g}.")
+        errors.setdefault("mfu", []).append(
+            gettext("Must be at least %(n)s.") % {"n": f"{MFU_MIN:g}"}
+        )
         job = None
     asked = any(value.strip() for name in ("params_b", "mode") for value in query.getlist(name))
     return EstimateQuery(listing=listing, job=job, errors=errors, asked=asked)

@@ -266,3 +266,15 @@ def test_the_contracts_own_messages_are_translated_on_chinese_pages(client, db):
     assert "这个参数只能给一次。" in body
     api = client.get("/api/instances?_connector=OR").json()  # the API stays English
     assert api["fields"]["_connector"] == ["This parameter name is not allowed."]
+
+
+def test_estimator_input_errors_are_chinese_on_chinese_pages_and_english_in_the_api(client, db):
+    page = client.get("/zh-hans/estimate/?params_b=-1&mode=train-fsdp&mfu=abc&nodes=0")
+    assert page.status_code == 400
+    body = page.content.decode()
+    assert "必须大于 0。" in body
+    assert "请输入一个数字。" in body
+    assert "超出范围" in body
+    api = client.get("/api/estimate?params_b=-1&mode=train-fsdp&mfu=abc&nodes=0").json()
+    assert api["fields"]["params_b"] == ["Must be greater than 0."]
+    assert api["fields"]["mfu"] == ["Enter a number."]
