@@ -80,3 +80,14 @@ def test_errors_are_never_cached(client, catalog):
         response = client.get("/api/instances?nvlink=maybe")
         assert response.status_code == 400
         assert "ETag" not in response
+
+
+def test_the_version_comes_back_higher_after_the_row_is_truncated(catalog):
+    from django.db import connection
+
+    before = catalog_version()
+    with connection.cursor() as cursor:
+        cursor.execute("TRUNCATE offerings_catalogversion")
+    assert catalog_version() == 0
+    InstanceType.objects.filter(slug="ib-8x").update(is_hidden=True)
+    assert catalog_version() > before  # a write recreates it above any earlier counter

@@ -21,7 +21,12 @@ WATCHED = [
 FUNCTION = """
 CREATE FUNCTION offerings_bump_catalog_version() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    UPDATE offerings_catalogversion SET counter = counter + 1, changed_at = now() WHERE id = 1;
+    -- Should the row be gone (a flush, a test's TRUNCATE), it comes back at the current time in
+    -- milliseconds, above any counter it had: a version never repeats, so no stale key is reused.
+    INSERT INTO offerings_catalogversion (id, counter, changed_at)
+    VALUES (1, (extract(epoch FROM clock_timestamp()) * 1000)::bigint, now())
+    ON CONFLICT (id) DO UPDATE
+        SET counter = offerings_catalogversion.counter + 1, changed_at = now();
     RETURN NULL;
 END;
 $$;
