@@ -106,7 +106,7 @@ class InstanceFilterSet(django_filters.FilterSet):
         label="Provider",
     )
     region = django_filters.ModelMultipleChoiceFilter(
-        queryset=Region.objects.order_by("code"),
+        queryset=Region.objects.select_related("provider").order_by("code", "provider__slug"),
         to_field_name="code",
         method=_noop,
         label="Region",

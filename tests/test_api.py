@@ -209,3 +209,14 @@ def test_the_openapi_document_lists_every_filter_and_the_error_answers(client, d
     names = {p["name"] for p in operation["parameters"]}
     assert {"q", "gpu", "nvlink", "nvswitch", "fabric", "max_gpu_hour", "sort", "format"} <= names
     assert {"200", "400", "429"} <= set(operation["responses"])
+
+
+def test_the_page_query_count_does_not_grow_with_regions(client, db, django_assert_max_num_queries):
+    """The region choices name their provider: one join, not a query per region."""
+    provider = Provider.objects.create(
+        slug="many", name="Many regions", website="https://m.example", kind="marketplace"
+    )
+    for n in range(60):
+        Region.objects.create(provider=provider, code=f"r{n}", geo="eu")
+    with django_assert_max_num_queries(14):
+        assert client.get("/").status_code == 200
