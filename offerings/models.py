@@ -401,17 +401,6 @@ class InstanceType(Curated):
     def __str__(self) -> str:
         return f"{self.provider.name} {self.name}"
 
-    @property
-    def cheapest_offer(self) -> Offer | None:
-        """The cheapest current price per GPU-hour, on-demand preferred when there is one."""
-        offers = getattr(self, "current_offers", None)
-        if offers is None:
-            offers = list(self.offers.current().select_related("region"))
-        priced = [o for o in offers if o.price_per_gpu_hour_usd is not None]
-        on_demand = [o for o in priced if o.kind == OfferKind.ON_DEMAND]
-        candidates = on_demand or priced
-        return min(candidates, key=lambda o: (o.price_per_gpu_hour_usd, o.pk), default=None)
-
 
 class GpuLink(Curated):
     """The instance's GPU-to-GPU link inside a node (or across the nodes of an NVL72 rack)."""
