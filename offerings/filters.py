@@ -228,15 +228,32 @@ class InstanceFilterSet(django_filters.FilterSet):
             given = True
         return conditions if given else None
 
-    def filter_queryset(self, queryset: QuerySet) -> QuerySet:
+    def filter_rows(self, queryset: QuerySet, prices: bool = True) -> QuerySet:
+        """The matching rows, unordered and without row prices (what counts and facets need).
+
+        With `prices=False` the price conditions are left out, for a caller that applies them to
+        the offers itself.
+        """
         for name, value in self.form.cleaned_data.items():
             if name in self.filters:  # the form also holds the listing options
                 queryset = self.filters[name].filter(queryset, value)
         conditions = self.price_conditions()
-        matching = Offer.objects.current().filter(instance=OuterRef("pk"))
-        if conditions is not None:
-            matching = matching.filter(conditions)
+        if prices and conditions is not None:
+            matching = Offer.objects.current().filter(instance=OuterRef("pk")).filter(conditions)
             queryset = queryset.filter(Exists(matching))
+        return queryset
+
+    def filter_queryset(self, queryset: QuerySet) -> QuerySet:
+        queryset = self.filter_rows(queryset)
+        conditions = self.price_conditions()
+        if conditions is None:
+            # Without a price filter the row price is the default one, which the database keeps
+            # on the row (InstanceType.best_offer, migration 0006): no subquery per row.
+            queryset = queryset.annotate(
+                row_offer_id=F("best_offer_id"), row_price_gpu_hour=F("best_price_gpu_hour_usd")
+            )
+            return queryset.order_by(*self.ordering())
+        matching = Offer.objects.current().filter(instance=OuterRef("pk")).filter(conditions)
         preference = (
             Value(0)
             if self.form.cleaned_data.get("price_kind")

@@ -61,11 +61,21 @@ class RateTable:
 
 
 def attach_row_offers(instances: Iterable[InstanceType]) -> list[InstanceType]:
-    """Give each row its `row_offer`: the prefetched offer the FilterSet chose as its price."""
+    """Give each row its `row_offer`: the offer the FilterSet chose as its price.
+
+    Rows from `for_listing()` find it among their prefetched offers; rows from `for_table()` get
+    the chosen offers of the whole page in one query.
+    """
     rows = list(instances)
+    chosen = {getattr(row, "row_offer_id", None) for row in rows} - {None}
+    if rows and not hasattr(rows[0], "current_offers"):
+        found = Offer.objects.filter(pk__in=chosen).select_related("region").in_bulk()
+        for row in rows:
+            row.row_offer = found.get(getattr(row, "row_offer_id", None))
+        return rows
     for row in rows:
-        chosen = getattr(row, "row_offer_id", None)
-        row.row_offer = next((o for o in row.current_offers if o.pk == chosen), None)
+        chosen_id = getattr(row, "row_offer_id", None)
+        row.row_offer = next((o for o in row.current_offers if o.pk == chosen_id), None)
     return rows
 
 

@@ -16,7 +16,7 @@ from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
 from django.core.validators import URLValidator
 from django.db import models
-from django.db.models import Q
+from django.db.models import F, Q
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
@@ -310,17 +310,25 @@ class InstanceTypeQuerySet(models.QuerySet):
         """Active instance types a curator has not hidden: what the public pages list."""
         return self.active().filter(is_hidden=False)
 
-    def for_listing(self) -> InstanceTypeQuerySet:
-        """Visible rows with everything a table row shows, in a fixed number of queries."""
+    def for_table(self) -> InstanceTypeQuerySet:
+        """Visible rows with what a table row shows, the row's chosen offer aside.
+
+        Rows come in pages; FETCH_PEERS makes any relation a template reaches that is not
+        selected here load once for the whole page, never once per row.
+        """
         return (
             self.visible()
             .select_related("provider", "gpu", "gpu_link", "fabric")
-            .prefetch_related(
-                models.Prefetch(
-                    "offers",
-                    queryset=Offer.objects.current().select_related("region"),
-                    to_attr="current_offers",
-                )
+            .fetch_mode(models.FETCH_PEERS)
+        )
+
+    def for_listing(self) -> InstanceTypeQuerySet:
+        """Visible rows with every current offer (the API's `prices`), in a fixed number of queries."""
+        return self.for_table().prefetch_related(
+            models.Prefetch(
+                "offers",
+                queryset=Offer.objects.current().select_related("region"),
+                to_attr="current_offers",
             )
         )
 
@@ -360,7 +368,31 @@ class InstanceType(Curated):
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
+    # Kept by the database (statement triggers on offerings_offer, migration 0006), never by Python:
+    # the row's default price (the cheapest current offer per GPU-hour, on-demand preferred, ties
+    # by id) and the kinds of its current offers. The filter page sorts and counts on them
+    # without looking at 150,000 offers; any price filter still chooses among the offers.
+    best_offer = models.ForeignKey(
+        "Offer",
+        null=True,
+        blank=True,
+        editable=False,
+        on_delete=models.DO_NOTHING,
+        related_name="+",
+        help_text="Set by the database from the current offers.",
+    )
+    best_price_gpu_hour_usd = models.DecimalField(
+        max_digits=14, decimal_places=6, null=True, blank=True, editable=False
+    )
+    offer_kinds = ArrayField(
+        models.CharField(max_length=10), default=list, blank=True, editable=False
+    )
+
     objects = InstanceTypeQuerySet.as_manager()
+
+    # Columns the database keeps (see above): a save from Python never writes them back, so an
+    # object loaded before its offers changed cannot put an old default price on the row.
+    DATABASE_KEPT = frozenset({"best_offer", "best_price_gpu_hour_usd", "offer_kinds"})
 
     class Meta:
         ordering = ["provider__slug", "slug"]
@@ -396,10 +428,30 @@ class InstanceType(Curated):
                 condition=Q(is_active=True, is_hidden=False),
                 name="instance_listing_idx",
             ),
+            # The default sort of the public table: visible rows by their default price.
+            models.Index(
+                F("best_price_gpu_hour_usd").asc(nulls_last=True),
+                "id",
+                condition=Q(is_active=True, is_hidden=False),
+                name="instance_best_price_idx",
+            ),
         ]
 
     def __str__(self) -> str:
         return f"{self.provider.name} {self.name}"
+
+    def save(self, *args, **kwargs) -> None:
+        if not self._state.adding and kwargs.get("update_fields") is None and not args:
+            kwargs["update_fields"] = [
+                field.name
+                for field in self._meta.concrete_fields
+                if not field.primary_key and field.name not in self.DATABASE_KEPT
+            ]
+        elif kwargs.get("update_fields") is not None:
+            kwargs["update_fields"] = [
+                name for name in kwargs["update_fields"] if name not in self.DATABASE_KEPT
+            ]
+        super().save(*args, **kwargs)
 
 
 class GpuLink(Curated):

@@ -100,6 +100,9 @@ def instance_list(request: HttpRequest) -> HttpResponse:
     rates = RateTable()
     if listing.is_valid and listing.options["format"]:
         return export(request, listing, rates)
+    if listing.is_valid:
+        # The page shows one price per row, so it needs no row's full list of offers.
+        listing.filterset.queryset = InstanceType.objects.for_table()
     page = paginate(listing) if listing.is_valid else None
     currency = listing.options["currency"] if listing.is_valid else "USD"
     rows = attach_row_offers(page.object_list) if page else []

@@ -216,3 +216,14 @@ def browser():
         )
         yield browser
         browser.close()
+
+
+@pytest.fixture
+def lazy_loads_raise(monkeypatch):
+    """Run with Django 6.1's FETCH_RAISE as every QuerySet's fetch mode, so a relation that a view
+    or template reaches without having selected or prefetched it fails the test instead of
+    quietly costing a query per row. FETCH_PEERS (a deliberate batched load) still works."""
+    from django.db.models import fetch_modes, query
+
+    monkeypatch.setattr(query, "DEFAULT_FETCH_MODE", fetch_modes.FETCH_RAISE)
+    monkeypatch.setattr(fetch_modes.FetchOne, "fetch", fetch_modes.FetchRaise.fetch)

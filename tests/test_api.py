@@ -11,6 +11,9 @@ import pytest
 from offerings.models import ExchangeRate, GpuModel, Provider, Region
 from tests.conftest import NVSWITCH_8, SOURCE, make_instance, make_offer
 
+# Every view here runs with lazy loads raising (Django 6.1 fetch modes): no N+1 can hide.
+pytestmark = pytest.mark.usefixtures("lazy_loads_raise")
+
 
 @pytest.fixture
 def cny_row(db):

@@ -11,6 +11,9 @@ from django.test import Client, override_settings
 from offerings.models import CorrectionReport, PriceObservation, ScrapeRun
 from tests.conftest import make_offer
 
+# Every view here runs with lazy loads raising (Django 6.1 fetch modes): no N+1 can hide.
+pytestmark = pytest.mark.usefixtures("lazy_loads_raise")
+
 SVG = "{http://www.w3.org/2000/svg}"
 ATOM = "{http://www.w3.org/2005/Atom}"
 

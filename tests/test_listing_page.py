@@ -5,6 +5,9 @@ from django.http import QueryDict
 
 from offerings.presets import PRESETS
 
+# Every view here runs with lazy loads raising (Django 6.1 fetch modes): no N+1 can hide.
+pytestmark = pytest.mark.usefixtures("lazy_loads_raise")
+
 
 def test_the_page_and_its_fragment_share_one_url_and_vary_on_hx_request(client, catalog):
     full = client.get("/?nvlink=true")
