@@ -323,6 +323,16 @@ RUNPOD_API_KEY = env_str("RUNPOD_API_KEY", "")
 VAST_API_KEY = env_str("VAST_API_KEY", "")
 # Google Cloud API key for the Cloud Billing Catalog API (any project).
 GCP_API_KEY = env_str("GCP_API_KEY", "")
+# Nebius AI Cloud service account: its id, the id of its public key and the matching private
+# key (PEM text, "\n" escapes allowed, or a file named by NEBIUS_PRIVATE_KEY_FILE); all needed.
+NEBIUS_SERVICE_ACCOUNT_ID = env_str("NEBIUS_SERVICE_ACCOUNT_ID", "")
+NEBIUS_PUBLIC_KEY_ID = env_str("NEBIUS_PUBLIC_KEY_ID", "")
+NEBIUS_PRIVATE_KEY = env_str("NEBIUS_PRIVATE_KEY", "").replace("\\n", "\n")
+if not NEBIUS_PRIVATE_KEY and env_str("NEBIUS_PRIVATE_KEY_FILE", ""):
+    try:
+        NEBIUS_PRIVATE_KEY = Path(env_str("NEBIUS_PRIVATE_KEY_FILE")).read_text(encoding="ascii")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ImproperlyConfigured(f"NEBIUS_PRIVATE_KEY_FILE cannot be read: {exc}") from None
 # Regions each scraper reads, comma-separated; unset means the scraper's own default list.
 AZURE_PRICE_REGIONS = env_list("AZURE_PRICE_REGIONS", [])
 AWS_PRICE_REGIONS = env_list("AWS_PRICE_REGIONS", [])
@@ -332,6 +342,8 @@ OCI_PRICE_REGIONS = env_list("OCI_PRICE_REGIONS", [])
 RUNPOD_PRICE_REGIONS = env_list("RUNPOD_PRICE_REGIONS", [])
 # GCP regions to price (default: every region the GPU SKUs list).
 GCP_PRICE_REGIONS = env_list("GCP_PRICE_REGIONS", [])
+# Nebius regions to price (default: the region of every project the service account sees).
+NEBIUS_PRICE_REGIONS = env_list("NEBIUS_PRICE_REGIONS", [])
 
 # Security headers. Production answers only over HTTPS; a proxy in front sets X-Forwarded-Proto.
 SECURE_CONTENT_TYPE_NOSNIFF = True

@@ -26,6 +26,8 @@ class ScrapeContext:
     now: datetime
     api_key: str = ""
     regions: tuple[str, ...] = ()
+    # Credential setting name -> value, for scrapers needing more than `api_key` (empty in replay).
+    credentials: dict[str, str] = field(default_factory=dict)
     progress: Callable[[str], None] = lambda message: None
     warnings: list[str] = field(default_factory=list)
 

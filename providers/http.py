@@ -107,9 +107,33 @@ class RetryTransport(httpx.BaseTransport):
         self.inner.close()
 
 
+class LiveTransport(httpx.BaseTransport):
+    """HTTP/1.1 for every request except gRPC ones (`application/grpc`), which need HTTP/2.
+
+    The HTTP/2 pool is opened on the first gRPC request, so the scrapers that never speak gRPC
+    (and their multi-GB downloads) keep plain HTTP/1.1.
+    """
+
+    def __init__(self) -> None:
+        self.http1 = httpx.HTTPTransport(limits=LIMITS, retries=0)
+        self.http2: httpx.HTTPTransport | None = None
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        if not request.headers.get("Content-Type", "").startswith("application/grpc"):
+            return self.http1.handle_request(request)
+        if self.http2 is None:
+            self.http2 = httpx.HTTPTransport(limits=LIMITS, retries=0, http1=False, http2=True)
+        return self.http2.handle_request(request)
+
+    def close(self) -> None:
+        self.http1.close()
+        if self.http2 is not None:
+            self.http2.close()
+
+
 def live_transport() -> httpx.BaseTransport:
     """The network transport: pooled connections within LIMITS; retries are RetryTransport's."""
-    return httpx.HTTPTransport(limits=LIMITS, retries=0)
+    return LiveTransport()
 
 
 def make_client(

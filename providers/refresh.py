@@ -97,6 +97,7 @@ def refresh_provider(
         now=run.started_at,
         api_key=api_key or "replay",
         regions=scraper.regions(),
+        credentials={} if replaying else scraper.credentials(),
         progress=progress or (lambda message: None),
     )
     with logcontext.bind(provider=slug, run=run.pk):

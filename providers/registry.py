@@ -10,7 +10,7 @@ from django.conf import settings
 
 from offerings.schemas import ScrapeBatch
 from providers.base import ScrapeContext
-from providers.scrapers import aws, azure, datacrunch, gcp, lambda_, oci, runpod, vast
+from providers.scrapers import aws, azure, datacrunch, gcp, lambda_, nebius, oci, runpod, vast
 
 
 @dataclass(frozen=True)
@@ -24,24 +24,34 @@ class Scraper:
     # A second credential (OAuth2 client secret beside `api_key_setting`'s client id): the key
     # handed to the scraper is then "id:secret", and empty unless both are set.
     secret_setting: str | None = None
+    # Further credential settings a scraper needs (Nebius: the private key): all required; the
+    # scraper reads them from `ScrapeContext.credentials`.
+    extra_settings: tuple[str, ...] = ()
 
     def api_key(self) -> str:
         key = getattr(settings, self.api_key_setting, "") or "" if self.api_key_setting else ""
+        if any(not (getattr(settings, name, "") or "") for name in self.extra_settings):
+            return ""
         if self.secret_setting is None:
             return key
         secret = getattr(settings, self.secret_setting, "") or ""
         return f"{key}:{secret}" if key and secret else ""
 
+    def credential_settings(self) -> tuple[str, ...]:
+        names = (self.api_key_setting, self.secret_setting, *self.extra_settings)
+        return tuple(name for name in names if name)
+
+    def credentials(self) -> dict[str, str]:
+        """Every credential setting with its value (empty strings for the unset ones)."""
+        return {name: getattr(settings, name, "") or "" for name in self.credential_settings()}
+
     def missing_settings(self) -> list[str]:
         """The credential settings that are unset (empty when the scraper can run)."""
-        names = (self.api_key_setting, self.secret_setting)
-        return [name for name in names if name and not (getattr(settings, name, "") or "")]
+        return [name for name, value in self.credentials().items() if not value]
 
     def secrets(self) -> list[str]:
         """Every credential value, each to be scrubbed from a recording."""
-        names = (self.api_key_setting, self.secret_setting)
-        values = [getattr(settings, name, "") or "" for name in names if name]
-        return [v for v in (*values, self.api_key()) if v]
+        return [v for v in (*self.credentials().values(), self.api_key()) if v]
 
     def regions(self) -> tuple[str, ...]:
         return (
@@ -71,6 +81,14 @@ SCRAPERS: dict[str, Scraper] = {
         Scraper("vast", vast.fetch, api_key_setting="VAST_API_KEY"),
         Scraper(
             "gcp", gcp.fetch, api_key_setting="GCP_API_KEY", regions_setting="GCP_PRICE_REGIONS"
+        ),
+        Scraper(
+            "nebius",
+            nebius.fetch,
+            api_key_setting="NEBIUS_SERVICE_ACCOUNT_ID",
+            secret_setting="NEBIUS_PUBLIC_KEY_ID",
+            extra_settings=("NEBIUS_PRIVATE_KEY",),
+            regions_setting="NEBIUS_PRICE_REGIONS",
         ),
     )
 }

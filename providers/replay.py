@@ -7,6 +7,15 @@ status and body. A request matches an entry on its method and URL after percent-
 the query string parsed as form-encoded (`+` is a space) and compared as a multiset, ignoring the
 auth parameters `key`, `api_key` and `access_token`. Entries with the same match are served in
 order; a request with no entry left fails with `ReplayMismatch`.
+
+gRPC exchanges (a URL whose path is a method registered in `providers.grpc`, such as
+`https://compute.api.nebius.cloud/nebius.compute.v1.PlatformService/List`) keep the same entry
+format with `"content_type": "application/grpc"`. Their message files are protobuf-JSON: a
+`request_body` is matched by decoding the request's frame with the method's request class and
+comparing both as canonical protobuf-JSON; a `body` ending in `.json` is encoded with the
+response class into one frame when served. A body file with any other name is served as it is
+(raw frames, e.g. a broken one), and a request file that is not JSON is read as a raw frame.
+`grpc-status` and `grpc-message` are kept in `headers` (a trailers-only gRPC error).
 """
 
 from __future__ import annotations
@@ -22,11 +31,13 @@ from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 import httpx
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from providers import grpc
+
 AUTH_PARAMS = frozenset({"key", "api_key", "access_token"})
 REDACTED = "REDACTED"
 CHUNK_BYTES = 64 * 1024
 # Response headers worth keeping in a recording (the rest is noise or varies per request).
-RECORDED_HEADERS = ("retry-after",)
+RECORDED_HEADERS = ("retry-after", "grpc-status", "grpc-message")
 
 
 class ReplayError(Exception):
@@ -66,8 +77,25 @@ def canonical_json(raw: bytes) -> str:
         return raw.decode("utf-8", "replace")
 
 
+def canonical_grpc(call: grpc.UnaryMethod, raw: bytes) -> str | bytes:
+    """A gRPC request as canonical protobuf-JSON: from a recorded JSON file or a sent frame."""
+    try:
+        if raw.lstrip()[:1] == b"{":
+            message = call.request_type.from_json(raw)
+        else:
+            message = grpc.decode_unary(raw, call.request_type)
+        return grpc.to_json(message)
+    except Exception:  # undecodable: matched byte for byte (and so, in practice, not at all)
+        return raw
+
+
 def match_key(method: str, url: str, body: bytes | None = None) -> tuple:
     """What a request is matched on: method, decoded URL, query multiset, canonical body."""
+    call = grpc.method_for(url)
+    if body and call is not None:
+        canonical = canonical_grpc(call, body)
+    else:
+        canonical = canonical_json(body) if body else None
     parts = urlsplit(url)
     query = sorted(
         (name, value)
@@ -83,7 +111,7 @@ def match_key(method: str, url: str, body: bytes | None = None) -> tuple:
         netloc,
         unquote(parts.path) or "/",
         tuple(query),
-        canonical_json(body) if body else None,
+        canonical,
     )
 
 
@@ -149,6 +177,8 @@ class ReplayTransport(httpx.BaseTransport):
     """Answer requests from a manifest; fail loudly on anything not recorded."""
 
     def __init__(self, manifest: Path) -> None:
+        import providers.registry  # noqa: F401  (the scrapers register their gRPC methods)
+
         self.manifest = manifest
         self.folder = manifest.parent
         self.entries = load_manifest(manifest)
@@ -182,7 +212,14 @@ class ReplayTransport(httpx.BaseTransport):
                 f"replay: recorded connect error for {entry.url}", request=request
             )
         headers = {"Content-Type": entry.content_type, **entry.headers}
-        stream = FileStream(self.folder / entry.body) if entry.body else httpx.ByteStream(b"")
+        call = grpc.method_for(entry.url)
+        if entry.body and call is not None and entry.body.endswith(".json"):
+            message = call.response_type.from_json((self.folder / entry.body).read_bytes())
+            stream = httpx.ByteStream(grpc.encode_frame(message.SerializeToString()))
+        elif entry.body:
+            stream = FileStream(self.folder / entry.body)
+        else:
+            stream = httpx.ByteStream(b"")
         return httpx.Response(entry.status, headers=headers, stream=stream, request=request)
 
 
@@ -225,6 +262,9 @@ class RecordingTransport(httpx.BaseTransport):
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         entry: dict = {"method": request.method, "url": redact_url(str(request.url))}
         body = request.read()
+        call = grpc.method_for(str(request.url))
+        if call is not None:
+            return self._record_grpc(call, request, body, entry)
         if body:
             name = self._name(request, "request.json")
             (self.folder / name).write_bytes(self._scrub(body))
@@ -257,6 +297,55 @@ class RecordingTransport(httpx.BaseTransport):
             response.status_code,
             headers={"Content-Type": content_type, **headers},
             stream=FileStream(path),
+            request=request,
+        )
+
+    def _message_file(self, request: httpx.Request, message_type: type, data: bytes, ext: str):
+        """Write a gRPC message as redacted protobuf-JSON; raw bytes when it does not decode."""
+        try:
+            message = grpc.decode_unary(data, message_type)
+        except Exception:
+            name = self._name(request, ext.replace("json", "bin"))
+            (self.folder / name).write_bytes(self._scrub(data))
+            return name
+        text = json.dumps(grpc.redact(json.loads(message.to_json())), indent=2) + "\n"
+        name = self._name(request, ext)
+        (self.folder / name).write_bytes(self._scrub(text.encode()))
+        return name
+
+    def _record_grpc(
+        self, call: grpc.UnaryMethod, request: httpx.Request, body: bytes, entry: dict
+    ) -> httpx.Response:
+        """A gRPC exchange: messages as protobuf-JSON files; the caller gets the real answer."""
+        if body:
+            entry["request_body"] = self._message_file(
+                request, call.request_type, body, "request.json"
+            )
+        try:
+            response = self.inner.handle_request(request)
+        except httpx.TimeoutException:
+            self._save(entry | {"error": "timeout"})
+            raise
+        except httpx.ConnectError:
+            self._save(entry | {"error": "connect"})
+            raise
+        content = response.read()
+        content_type = response.headers.get("Content-Type", "application/octet-stream")
+        headers = {k: v for k, v in response.headers.items() if k.lower() in RECORDED_HEADERS}
+        entry |= {"status": response.status_code, "content_type": content_type}
+        if content:
+            if content_type.startswith(grpc.CONTENT_TYPE):
+                entry["body"] = self._message_file(request, call.response_type, content, "json")
+            else:
+                entry["body"] = self._name(request, _extension(content_type))
+                (self.folder / entry["body"]).write_bytes(self._scrub(content))
+        if headers:
+            entry["headers"] = headers
+        self._save(entry)
+        return httpx.Response(
+            response.status_code,
+            headers={"Content-Type": content_type, **headers},
+            content=content,
             request=request,
         )
 

@@ -56,6 +56,7 @@ SCRAPED_PROVIDERS = (
     "runpod",
     "vast",
     "gcp",
+    "nebius",
 )
 
 
