@@ -37,3 +37,10 @@ def test_every_manifest_is_replayed_in_full_by_some_test():
     replayed |= {f"hostile/{provider}/{variant}" for provider, variant, *_ in CASES}
     folders = {str(m.parent.relative_to(RECORDINGS)) for m in manifests()}
     assert folders - replayed == set(), "recordings no test replays in full"
+
+
+def test_every_registered_scraper_has_a_recording():
+    from providers.registry import SCRAPERS
+
+    missing = {slug for slug in SCRAPERS if not (RECORDINGS / slug / "manifest.json").is_file()}
+    assert missing == set(), "registered scrapers without tests/providers/recordings/<slug>/"
