@@ -545,7 +545,26 @@ CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TIMEZONE = "UTC"
 # Celery logs through LOGGING below instead of replacing the root handlers.
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
-# The beat schedule is built from the provider registry in providers/schedule.py at start-up.
+# The beat schedule is built from the provider registry in providers/schedule.py at start-up;
+# beat keeps it in the broker's Redis (RedBeat) and sends it only while it holds a Redis lock, so
+# a second beat stands by instead of sending every task twice (providers/beat.py). A beat killed
+# outright keeps the lock until BEAT_LOCK_TIMEOUT_SECONDS; each tick (at most
+# BEAT_MAX_LOOP_SECONDS apart) extends it.
+CELERY_BEAT_SCHEDULER = "providers.beat:SingleBeatScheduler"
+BEAT_MAX_LOOP_SECONDS = env_int("BEAT_MAX_LOOP_SECONDS", 30, minimum=1)
+BEAT_LOCK_TIMEOUT_SECONDS = env_int(
+    "BEAT_LOCK_TIMEOUT_SECONDS", 5 * BEAT_MAX_LOOP_SECONDS, minimum=2
+)
+if BEAT_LOCK_TIMEOUT_SECONDS < 2 * BEAT_MAX_LOOP_SECONDS:
+    raise ImproperlyConfigured(
+        f"BEAT_LOCK_TIMEOUT_SECONDS ({BEAT_LOCK_TIMEOUT_SECONDS}) must be at least twice "
+        f"BEAT_MAX_LOOP_SECONDS ({BEAT_MAX_LOOP_SECONDS}): the lock must outlive a tick"
+    )
+CELERY_BEAT_MAX_LOOP_INTERVAL = BEAT_MAX_LOOP_SECONDS
+CELERY_REDBEAT_REDIS_URL = CELERY_BROKER_URL
+CELERY_REDBEAT_LOCK_TIMEOUT = BEAT_LOCK_TIMEOUT_SECONDS
+# Passed to beat's Redis client: a Redis that stops answering is noticed, not waited on.
+CELERY_REDBEAT_REDIS_OPTIONS = {"socket_timeout": 5, "socket_connect_timeout": 5}
 
 # Curator alerts: failing or stale providers are emailed to these addresses (comma-separated).
 CURATOR_EMAILS = env_list("CURATOR_EMAILS", [])
