@@ -5,11 +5,11 @@ from django.contrib import admin
 from django.contrib.sitemaps.views import sitemap
 from django.urls import include, path
 
-from offerings import estimate_views, feeds, pages, views
+from offerings import estimate_views, feeds, health, pages, views
 
 urlpatterns = [
     path("admin/", admin.site.urls),
-    path("healthz", views.healthz, name="healthz"),
+    path("healthz", health.healthz, name="healthz"),
     path("api/instances", views.api_instances, name="api-instances"),
     path("api/openapi.json", views.api_openapi, name="api-openapi"),
     path("api/estimate", estimate_views.api_estimate, name="api-estimate"),
