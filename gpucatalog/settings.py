@@ -585,3 +585,7 @@ LOGGING["handlers"]["console"]["filters"] = ["refresh"]
 LOGGING["formatters"]["plain"]["format"] = (
     "%(asctime)s %(levelname)s %(name)s%(refresh)s %(message)s"
 )
+# LOG_FORMAT=json: one JSON object per line, with provider, run_id and task_id during a refresh.
+LOG_FORMAT = env_choice("LOG_FORMAT", ("plain", "json"), "plain")
+LOGGING["formatters"]["json"] = {"()": "providers.logcontext.JsonFormatter"}
+LOGGING["handlers"]["console"]["formatter"] = LOG_FORMAT
