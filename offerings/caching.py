@@ -6,13 +6,21 @@ exactly when the data does. A response's ETag is a digest of that counter, the f
 the language, whether htmx asked for a fragment, and a time bucket (prices turn stale with time
 alone). A request whose If-None-Match carries the current ETag gets a 304 after one indexed
 query; a repeated request is answered from the cache (Redis with REDIS_URL) without rendering.
+
+In front of Django, `LocalPageCache` (gpucatalog/wsgi.py) keeps each process's most requested
+finished pages in memory and answers repeats without entering Django at all: it re-reads the
+data version at most every PAGE_CACHE_VERSION_CHECK_SECONDS, so a page is at most that much
+behind a write.
 """
 
 from __future__ import annotations
 
 import hashlib
+import threading
 import time
-from collections.abc import Callable
+from collections import OrderedDict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from functools import wraps
 
 from django.conf import settings
@@ -22,6 +30,9 @@ from django.http import HttpRequest, HttpResponse, HttpResponseNotModified
 from django.utils.translation import get_language
 
 CACHED_HEADERS = ("Content-Type", "Content-Disposition", "Vary", "Content-Language")
+# Set by `versioned` on HTML pages the process cache may keep: "<data version> <expiry epoch>".
+# LocalPageCache always removes it before the response leaves the process.
+LOCAL_MARKER = "X-Gpucatalog-Local-Cache"
 
 
 def catalog_version() -> int:
@@ -32,8 +43,12 @@ def catalog_version() -> int:
     return row[0] if row else 0
 
 
+def cache_period() -> int:
+    return max(settings.PAGE_CACHE_SECONDS, 60)
+
+
 def etag_for(request: HttpRequest, version: int) -> str:
-    bucket = int(time.time() // max(settings.PAGE_CACHE_SECONDS, 60))
+    bucket = int(time.time() // cache_period())
     parts = [
         str(version),
         str(bucket),
@@ -51,7 +66,8 @@ def versioned(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
     def wrapper(request: HttpRequest, *args, **kwargs) -> HttpResponse:
         if request.method not in ("GET", "HEAD"):
             return view(request, *args, **kwargs)
-        etag = etag_for(request, catalog_version())
+        version = catalog_version()
+        etag = etag_for(request, version)
         if etag in [t.strip() for t in request.headers.get("If-None-Match", "").split(",")]:
             response = HttpResponseNotModified()
             response["ETag"] = etag
@@ -72,6 +88,137 @@ def versioned(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
                 )
         if response.status_code == 200:
             response["ETag"] = etag
+            if settings.PAGE_CACHE_SECONDS and response["Content-Type"].startswith("text/html"):
+                expires = (int(time.time() // cache_period()) + 1) * cache_period()
+                response[LOCAL_MARKER] = f"{version} {expires}"
         return response
 
     return wrapper
+
+
+@dataclass(frozen=True)
+class LocalEntry:
+    version: int
+    expires: float
+    etag: str
+    headers: list[tuple[str, str]]
+    body: bytes
+
+
+class LocalPageCache:
+    """WSGI middleware: repeated GETs of a page `versioned` marked, answered from this process.
+
+    Only whole 200 responses with the marker, no Set-Cookie and no Vary beyond HX-Request and
+    Accept-Language (the URL, not the header, picks the language) are kept, keyed on host,
+    scheme, path, query string and HX-Request; the least recently used go first beyond
+    PAGE_CACHE_LOCAL_ENTRIES. An entry is served while the data version it was rendered at is
+    still the current one (read at most every PAGE_CACHE_VERSION_CHECK_SECONDS) and its ETag's
+    time bucket has not ended. Rate-limited routes (the API, the feed) are never marked.
+    """
+
+    ALLOWED_VARY = frozenset({"hx-request", "accept-language"})
+
+    def __init__(self, app: Callable) -> None:
+        self.app = app
+        self.entries: OrderedDict[tuple, LocalEntry] = OrderedDict()
+        self.lock = threading.Lock()
+        self.version: int | None = None
+        self.version_read_at = float("-inf")
+
+    def enabled(self) -> bool:
+        return bool(settings.PAGE_CACHE_SECONDS) and settings.PAGE_CACHE_LOCAL_ENTRIES > 0
+
+    def current_version(self, now: float) -> int | None:
+        if now - self.version_read_at >= settings.PAGE_CACHE_VERSION_CHECK_SECONDS:
+            try:
+                self.version = catalog_version()
+            except Exception:  # the database is away: let Django answer (and report) it
+                self.version = None
+            self.version_read_at = now
+        return self.version
+
+    def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
+        method = environ.get("REQUEST_METHOD")
+        if method not in ("GET", "HEAD") or not self.enabled():
+            return self.pass_through(environ, start_response)
+        key = (
+            environ.get("wsgi.url_scheme"),
+            environ.get("HTTP_HOST") or environ.get("SERVER_NAME"),
+            environ.get("PATH_INFO"),
+            environ.get("QUERY_STRING", ""),
+            environ.get("HTTP_HX_REQUEST", ""),
+        )
+        entry = self.entries.get(key)
+        now = time.time()
+        if entry is not None and now < entry.expires:
+            if entry.version == self.current_version(time.monotonic()):
+                with self.lock:
+                    if key in self.entries:
+                        self.entries.move_to_end(key)
+                return self.serve(entry, environ, start_response, method)
+        if method != "GET":
+            return self.pass_through(environ, start_response)
+        return self.render_and_keep(key, environ, start_response)
+
+    def serve(self, entry: LocalEntry, environ: dict, start_response, method: str):
+        tags = [t.strip() for t in environ.get("HTTP_IF_NONE_MATCH", "").split(",")]
+        if entry.etag in tags:
+            kept = ("etag", "vary", "content-language")
+            start_response(
+                "304 Not Modified", [(k, v) for k, v in entry.headers if k.lower() in kept]
+            )
+            return []
+        start_response("200 OK", entry.headers)
+        return [] if method == "HEAD" else [entry.body]
+
+    def pass_through(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
+        def strip_marker(status, headers, exc_info=None):
+            headers = [(k, v) for k, v in headers if k != LOCAL_MARKER]
+            return start_response(status, headers, exc_info)
+
+        return self.app(environ, strip_marker)
+
+    def render_and_keep(self, key: tuple, environ: dict, start_response: Callable):
+        seen: dict = {}
+
+        def capture(status, headers, exc_info=None):
+            seen["status"], seen["headers"] = status, headers
+            headers = [(k, v) for k, v in headers if k != LOCAL_MARKER]
+            return start_response(status, headers, exc_info)
+
+        result = self.app(environ, capture)
+        headers = seen.get("headers", [])
+        marker = next((v for k, v in headers if k == LOCAL_MARKER), None)
+        if marker is None or not seen["status"].startswith("200") or not self.keepable(headers):
+            return result
+        body = b"".join(result)
+        if hasattr(result, "close"):
+            result.close()  # Django's request_finished: connections are returned as usual
+        version, expires = marker.split()
+        sent = [(k, v) for k, v in headers if k != LOCAL_MARKER]
+        entry = LocalEntry(
+            version=int(version),
+            expires=float(expires),
+            etag=next((v for k, v in sent if k.lower() == "etag"), ""),
+            headers=sent,
+            body=body,
+        )
+        with self.lock:
+            # Django read the version for this very request: it counts as a fresh reading.
+            self.version, self.version_read_at = entry.version, time.monotonic()
+            self.entries[key] = entry
+            self.entries.move_to_end(key)
+            while len(self.entries) > settings.PAGE_CACHE_LOCAL_ENTRIES:
+                self.entries.popitem(last=False)
+        return [body]
+
+    def keepable(self, headers: list[tuple[str, str]]) -> bool:
+        for name, value in headers:
+            lowered = name.lower()
+            if lowered == "set-cookie":
+                return False
+            if lowered == "vary":
+                varies = {v.strip().lower() for v in value.split(",") if v.strip()}
+                if not varies <= self.ALLOWED_VARY:
+                    return False
+        return True

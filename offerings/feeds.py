@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 from django.contrib.syndication.views import Feed
-from django.db.models import F, Window
-from django.db.models.functions import Lag
+from django.db.models import OuterRef, Subquery
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import reverse
 from django.utils.feedgenerator import Atom1Feed
 from django.views.decorators.http import require_safe
 
 from offerings.filters import ListingQuery, parse_listing_query
-from offerings.models import Offer, PriceObservation
+from offerings.models import InstanceType, Offer, PriceObservation
 
 FEED_ITEMS = 50
 
@@ -28,26 +27,35 @@ class PriceChangesFeed(Feed):
         query = obj["query"]
         return reverse("offerings:instance-list") + (f"?{query}" if query else "")
 
-    def items(self, obj: dict):
-        """Newest price observations of the matching instances' matching offers."""
+    def items(self, obj: dict) -> list[PriceObservation]:
+        """Newest price observations of the matching instances' matching offers.
+
+        Two steps, so the cost follows the 50 items, not the history's size: the newest
+        observations first (walking priceobservation_recent_idx), then each one's previous price
+        from the (offer, observed_at) unique index.
+        """
         listing: ListingQuery = obj["listing"]
-        instances = listing.filterset.qs.values("pk")
+        instances = listing.filterset.filter_rows(InstanceType.objects.visible()).values("pk")
         offers = Offer.objects.current().filter(instance__in=instances)
         conditions = listing.filterset.price_conditions()
         if conditions is not None:
             offers = offers.filter(conditions)
-        return (
+        newest = list(
             PriceObservation.objects.filter(offer__in=offers.values("pk"))
-            .annotate(
-                previous_price=Window(
-                    Lag("price_per_hour"),
-                    partition_by=F("offer_id"),
-                    order_by=F("observed_at").asc(),
-                )
-            )
             .select_related("offer__instance__provider", "offer__region")
             .order_by("-observed_at", "-pk")[:FEED_ITEMS]
         )
+        earlier = PriceObservation.objects.filter(
+            offer=OuterRef("offer"), observed_at__lt=OuterRef("observed_at")
+        ).order_by("-observed_at")
+        previous = dict(
+            PriceObservation.objects.filter(pk__in=[item.pk for item in newest])
+            .annotate(previous_price=Subquery(earlier.values("price_per_hour")[:1]))
+            .values_list("pk", "previous_price")
+        )
+        for item in newest:
+            item.previous_price = previous.get(item.pk)
+        return newest
 
     def item_title(self, item: PriceObservation) -> str:
         offer = item.offer

@@ -91,3 +91,129 @@ def test_the_version_comes_back_higher_after_the_row_is_truncated(catalog):
     assert catalog_version() == 0
     InstanceType.objects.filter(slug="ib-8x").update(is_hidden=True)
     assert catalog_version() > before  # a write recreates it above any earlier counter
+
+
+# -- the per-process page cache in front of Django (gpucatalog/wsgi.py) -------------------------
+
+
+class CountingApp:
+    """The real Django WSGI application, counting the requests that reach it."""
+
+    def __init__(self):
+        from django.core.wsgi import get_wsgi_application
+
+        self.app = get_wsgi_application()
+        self.calls = 0
+
+    def __call__(self, environ, start_response):
+        self.calls += 1
+        return self.app(environ, start_response)
+
+
+def wsgi_get(app, path, query="", method="GET", **headers):
+    """One request through `app`, as a WSGI server would make it: (status, headers, body)."""
+    from wsgiref.util import setup_testing_defaults
+
+    environ = {"PATH_INFO": path, "QUERY_STRING": query, "REQUEST_METHOD": method}
+    environ.update({f"HTTP_{k.upper()}": v for k, v in headers.items()})
+    setup_testing_defaults(environ)
+    environ["HTTP_HOST"] = "testserver"
+    seen = {}
+
+    def start_response(status, response_headers, exc_info=None):
+        seen["status"], seen["headers"] = status, dict(response_headers)
+
+    body = b"".join(app(environ, start_response))
+    return seen["status"], seen["headers"], body
+
+
+@pytest.fixture
+def local_cache(settings):
+    from offerings.caching import LocalPageCache
+
+    settings.PAGE_CACHE_SECONDS = 300
+    settings.PAGE_CACHE_LOCAL_ENTRIES = 3
+    settings.PAGE_CACHE_VERSION_CHECK_SECONDS = 0
+    settings.ALLOWED_HOSTS = ["testserver"]
+    inner = CountingApp()
+    return LocalPageCache(inner), inner
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_repeated_page_is_answered_without_entering_django(local_cache, catalog):
+    app, inner = local_cache
+    status, headers, first = wsgi_get(app, "/", "nvlink=true")
+    assert status.startswith("200") and inner.calls == 1
+    status, again_headers, again = wsgi_get(app, "/", "nvlink=true")
+    assert (status[:3], again, inner.calls) == ("200", first, 1)
+    assert again_headers == headers
+    assert "X-Gpucatalog-Local-Cache" not in headers
+    assert headers["Content-Security-Policy"].startswith("default-src 'self'")
+    status, _, body = wsgi_get(app, "/", "nvlink=true", method="HEAD")
+    assert (status[:3], body, inner.calls) == ("200", b"", 1)
+    status, _, body = wsgi_get(app, "/", "nvlink=true", if_none_match=headers["ETag"])
+    assert (status[:3], body, inner.calls) == ("304", b"", 1)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_catalog_write_makes_the_next_request_render_again(local_cache, catalog):
+    app, inner = local_cache
+    _, _, before = wsgi_get(app, "/")
+    InstanceType.objects.filter(slug="ib-8x").update(is_hidden=True)
+    _, _, after = wsgi_get(app, "/")
+    assert inner.calls == 2
+    assert b"ib-8x" in before and b"ib-8x" not in after
+
+
+@pytest.mark.django_db(transaction=True)
+def test_within_the_check_interval_a_page_may_lag_a_write_by_that_interval_only(
+    local_cache, catalog, settings
+):
+    app, inner = local_cache
+    settings.PAGE_CACHE_VERSION_CHECK_SECONDS = 3600
+    wsgi_get(app, "/")
+    InstanceType.objects.filter(slug="ib-8x").update(is_hidden=True)
+    _, _, lagging = wsgi_get(app, "/")
+    assert inner.calls == 1 and b"ib-8x" in lagging
+    app.version_read_at -= 3600  # the interval has passed
+    _, _, fresh = wsgi_get(app, "/")
+    assert inner.calls == 2 and b"ib-8x" not in fresh
+
+
+@pytest.mark.django_db(transaction=True)
+def test_fragments_apis_errors_and_cookie_pages_are_not_kept(local_cache, catalog):
+    app, inner = local_cache
+    for _ in range(2):
+        wsgi_get(app, "/", hx_request="true")
+    assert inner.calls == 1  # the fragment has an entry of its own
+    for path, query in [
+        ("/api/instances", ""),  # rate-limited routes always reach Django
+        ("/", "nvlink=maybe"),  # a 400
+        ("/instances/aws/ib-8x/", ""),  # sets a CSRF cookie
+        ("/feeds/price-changes/", ""),
+    ]:
+        calls = inner.calls
+        wsgi_get(app, path, query)
+        wsgi_get(app, path, query)
+        assert inner.calls == calls + 2, path
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_least_recently_used_page_goes_first(local_cache, catalog):
+    app, inner = local_cache
+    for query in ["a=1", "a=2", "a=3", "a=1", "a=4"]:
+        wsgi_get(app, "/", query)
+    assert inner.calls == 4
+    wsgi_get(app, "/", "a=1")  # kept: it was used again before a=4 came
+    assert inner.calls == 4
+    wsgi_get(app, "/", "a=2")  # dropped
+    assert inner.calls == 5
+
+
+@pytest.mark.django_db(transaction=True)
+def test_nothing_is_kept_when_the_page_cache_is_off(local_cache, catalog, settings):
+    app, inner = local_cache
+    settings.PAGE_CACHE_SECONDS = 0
+    wsgi_get(app, "/")
+    wsgi_get(app, "/")
+    assert inner.calls == 2

@@ -175,7 +175,7 @@ def test_a_valid_correction_lands_in_the_review_queue_and_emails_nobody(client, 
     response = client.post("/instances/aws/ib-8x/report/", GOOD_REPORT)
     assert response.status_code == 302
     assert response["Location"].endswith("?reported=1#report")
-    report = CorrectionReport.objects.get()
+    report = CorrectionReport.objects.select_related("instance").get()
     assert (report.instance, report.status) == (catalog["ib"], "new")
     assert mail.outbox == []
     assert "A curator will check" in client.get(response["Location"]).content.decode()
