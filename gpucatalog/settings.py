@@ -302,6 +302,13 @@ REFRESH_MIN_ROW_RATIO = env_decimal("REFRESH_MIN_ROW_RATIO", "0.8", minimum=0, m
 # Rendered filter page and API responses are cached this long, keyed on the catalog's data
 # version (offerings/caching.py); 0 turns the cache off (the default in the test settings).
 PAGE_CACHE_SECONDS = env_int("PAGE_CACHE_SECONDS", 0 if TESTING else 300, minimum=0)
+# Each web process also keeps its most requested finished pages in memory (offerings/caching.py,
+# LocalPageCache), re-reading the data version at most this often: a page is at most this far
+# behind a write.
+PAGE_CACHE_LOCAL_ENTRIES = env_int("PAGE_CACHE_LOCAL_ENTRIES", 256, minimum=0)
+PAGE_CACHE_VERSION_CHECK_SECONDS = float(
+    env_decimal("PAGE_CACHE_VERSION_CHECK_SECONDS", "1", minimum=0, maximum=60)
+)
 
 # Rate limits (django-ratelimit, counted in the cache: Redis with REDIS_URL, else local memory).
 # Off in the test settings; the tests of the limits switch them on.

@@ -150,12 +150,12 @@ class LocalPageCache:
         )
         entry = self.entries.get(key)
         now = time.time()
-        if entry is not None and now < entry.expires:
-            if entry.version == self.current_version(time.monotonic()):
-                with self.lock:
-                    if key in self.entries:
-                        self.entries.move_to_end(key)
-                return self.serve(entry, environ, start_response, method)
+        fresh = entry is not None and now < entry.expires
+        if fresh and entry.version == self.current_version(time.monotonic()):
+            with self.lock:
+                if key in self.entries:
+                    self.entries.move_to_end(key)
+            return self.serve(entry, environ, start_response, method)
         if method != "GET":
             return self.pass_through(environ, start_response)
         return self.render_and_keep(key, environ, start_response)
