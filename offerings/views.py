@@ -344,7 +344,8 @@ def _grouped_by_link(rows: list[InstanceType]) -> list[tuple[str, list[InstanceT
 def gpu_detail(request: HttpRequest, slug: str) -> HttpResponse:
     """A GPU's specs and every instance with it, cheapest per GPU-hour first."""
     gpu = get_object_or_404(GpuModel, slug=slug)
-    rows = attach_row_offers(parse_listing_query(QueryDict(f"gpu={slug}")).filterset.qs)
+    listing = parse_listing_query(QueryDict(f"gpu={slug}"), InstanceType.objects.for_table())
+    rows = attach_row_offers(listing.filterset.qs)
     rates = RateTable()
     with_display_prices(rows, rates, "USD")
     return render(
