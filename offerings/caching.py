@@ -67,6 +67,7 @@ def versioned(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
         if request.method not in ("GET", "HEAD"):
             return view(request, *args, **kwargs)
         version = catalog_version()
+        request.catalog_version = version  # lets the page reuse what only the data decides
         etag = etag_for(request, version)
         if etag in [t.strip() for t in request.headers.get("If-None-Match", "").split(",")]:
             response = HttpResponseNotModified()

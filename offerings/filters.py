@@ -206,9 +206,12 @@ class InstanceFilterSet(django_filters.FilterSet):
 
     # -- prices and order ------------------------------------------------------------------------
 
-    def price_conditions(self) -> Q | None:
-        """The conditions one and the same current offer must meet, or None without any."""
-        data = self.form.cleaned_data
+    def price_conditions(self, skip: frozenset[str] = frozenset()) -> Q | None:
+        """The conditions one and the same current offer must meet, or None without any.
+
+        `skip` leaves parameters out (a facet counts as if its own parameter were not given).
+        """
+        data = {k: v for k, v in self.form.cleaned_data.items() if k not in skip}
         conditions = Q()
         given = False
         if data.get("price_kind"):
@@ -228,16 +231,18 @@ class InstanceFilterSet(django_filters.FilterSet):
             given = True
         return conditions if given else None
 
-    def filter_rows(self, queryset: QuerySet, prices: bool = True) -> QuerySet:
+    def filter_rows(
+        self, queryset: QuerySet, prices: bool = True, skip: frozenset[str] = frozenset()
+    ) -> QuerySet:
         """The matching rows, unordered and without row prices (what counts and facets need).
 
         With `prices=False` the price conditions are left out, for a caller that applies them to
-        the offers itself.
+        the offers itself; `skip` leaves parameters out, as for a facet of that parameter.
         """
         for name, value in self.form.cleaned_data.items():
-            if name in self.filters:  # the form also holds the listing options
+            if name in self.filters and name not in skip:  # the form also holds options
                 queryset = self.filters[name].filter(queryset, value)
-        conditions = self.price_conditions()
+        conditions = self.price_conditions(skip)
         if prices and conditions is not None:
             matching = Offer.objects.current().filter(instance=OuterRef("pk")).filter(conditions)
             queryset = queryset.filter(Exists(matching))

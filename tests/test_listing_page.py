@@ -3,6 +3,8 @@
 import pytest
 from django.http import QueryDict
 
+from offerings.filters import parse_listing_query
+from offerings.models import FabricTechnology, OfferKind
 from offerings.presets import PRESETS
 
 # Every view here runs with lazy loads raising (Django 6.1 fetch modes): no N+1 can hide.
@@ -92,13 +94,42 @@ def test_the_detail_page_of_a_row_opens_and_verda_redirects(client, catalog):
 def test_facet_counts_say_how_many_rows_each_choice_would_give(client, catalog):
     from offerings.facets import facet_counts
 
-    counts = facet_counts(QueryDict("nvlink=true&fabric=infiniband"))
+    def counts_for(query: str) -> dict:
+        return facet_counts(parse_listing_query(QueryDict(query)))
+
+    counts = counts_for("nvlink=true&fabric=infiniband")
     # the fabric facet ignores the fabric choice itself but keeps nvlink=true
     assert counts["fabric"] == {"infiniband": 1, "efa": 1, "tcpx": 1, "unknown": 1}
     # price kinds keep the fabric choice: only ib.8x, with an on-demand and a spot price
     assert counts["price_kind"] == {"on-demand": 1, "spot": 1}
     # without it: ib, efa, tcpx and the bridge pair have on-demand prices, only ib a spot one
-    assert facet_counts(QueryDict("nvlink=true"))["price_kind"] == {"on-demand": 4, "spot": 1}
+    assert counts_for("nvlink=true")["price_kind"] == {"on-demand": 4, "spot": 1}
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "",
+        "nvlink=true",
+        "fabric=infiniband&fabric=efa",
+        "price_kind=spot",
+        "max_gpu_hour=3",
+        "price_kind=on-demand&geo=na&nvlink=true",
+        "available=true&fabric=tcpx",
+        "gpu_count_min=8&max_gpu_hour=100&price_kind=spot&price_kind=on-demand",
+    ],
+)
+def test_every_facet_count_is_the_count_the_page_shows_for_that_choice(catalog, query):
+    """Each count equals the row count of the same query with only that choice for its field."""
+    from offerings.facets import facet_counts
+
+    counts = facet_counts(parse_listing_query(QueryDict(query)))
+    for name, choices in (("fabric", FabricTechnology.values), ("price_kind", OfferKind.values)):
+        for value in choices:
+            narrowed = QueryDict(query, mutable=True)
+            narrowed.setlist(name, [value])
+            expected = parse_listing_query(narrowed).filterset.qs.count()
+            assert counts[name].get(value, 0) == expected, (name, value)
 
 
 def test_facet_counts_are_shown_and_refreshed_out_of_band(client, catalog):

@@ -3,6 +3,9 @@
 from decimal import ROUND_HALF_EVEN, Decimal
 
 from django import template
+from django.utils.html import format_html, format_html_join
+from django.utils.safestring import SafeString, mark_safe
+from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 
 register = template.Library()
@@ -49,3 +52,79 @@ def facet(counts: dict | None, key: str):
 def field_choices(form, name: str):
     """The (value, label) choices of one form field, for rendering facets out of band."""
     return [(v, t) for v, t in form.fields[name].choices if v]
+
+
+# -- interconnect badges: Python, not included templates, as the filter page shows 50-200 rows
+# of them and an include costs as much as the rest of a row.
+
+
+@register.simple_tag
+def link_badge(link) -> SafeString:
+    """The GPU-to-GPU link of an instance: PCIe only, unknown, or NVLink/Infinity Fabric."""
+    if not link or link.technology == "unknown":
+        return format_html('<span class="badge unknown">{}</span>', _("unknown"))
+    if link.technology == "none":
+        return format_html('<span class="badge pcie">{}</span>', _("PCIe only"))
+    name = "Infinity Fabric" if link.technology == "infinity-fabric" else "NVLink"
+    if link.topology == "nvswitch":
+        name += " / NVSwitch"
+    elif link.topology == "bridge":
+        name += " " + _("bridge")
+    html = format_html('<span class="badge link">{}</span>', name)
+    if link.domain_size:
+        domain = _("%(n)s-GPU domain") % {"n": link.domain_size}
+        html += format_html(" <small>{}</small>", domain)
+    if link.bandwidth_gbytes_per_s:
+        html += format_html(" <small>{} GB/s</small>", link.bandwidth_gbytes_per_s)
+    return mark_safe(html)
+
+
+@register.simple_tag
+def fabric_badge(fabric) -> SafeString:
+    """The fabric between nodes: an RDMA technology, TCP-only kinds, or unknown."""
+    if not fabric or fabric.technology == "unknown":
+        html = format_html('<span class="badge unknown">{}</span>', _("unknown"))
+    elif fabric.technology == "tcpx":
+        html = format_html('<span class="badge tcp">{}</span>', _("TCPX (not RDMA)"))
+    elif fabric.technology == "ethernet":
+        html = format_html('<span class="badge tcp">{}</span>', _("Ethernet only"))
+    else:
+        html = format_html('<span class="badge rdma">{}</span>', fabric.get_technology_display())
+    if fabric and fabric.bandwidth_gbits_per_s:
+        html += format_html(" <small>{} Gb/s</small>", fabric.bandwidth_gbits_per_s)
+    return mark_safe(html)
+
+
+# Choice lists read from the database, kept per (field, language) for one data version at a time:
+# every request for the same version shows the same regions, GPUs and providers.
+_CHOICES: dict[tuple, list[tuple[str, str]]] = {}
+
+
+def model_choices(field, version: int | None) -> list[tuple[str, str]]:
+    """A field's non-empty (value, label) choices; cached while the data version stays."""
+    key = (field.name, get_language(), version)
+    if version is not None and key in _CHOICES:
+        return _CHOICES[key]
+    choices = [(str(value), str(label)) for value, label in field.field.choices if str(value)]
+    if version is not None:
+        if any(cached[2] != version for cached in _CHOICES):
+            _CHOICES.clear()
+        _CHOICES[key] = choices
+    return choices
+
+
+@register.simple_tag(takes_context=True)
+def select_options(context, field) -> SafeString:
+    """The <option>s of a multiple-choice field with the chosen ones selected (the region list
+    alone has hundreds; a template loop over them costs more than the table)."""
+    request = context.get("request")
+    version = getattr(request, "catalog_version", None)
+    chosen = {str(value) for value in (field.value() or [])}
+    return format_html_join(
+        "",
+        '<option value="{}"{}>{}</option>',
+        (
+            (v, mark_safe(" selected") if v in chosen else "", label)
+            for v, label in model_choices(field, version)
+        ),
+    )
