@@ -151,6 +151,11 @@ def database_from_env(environ=None) -> dict:
     if not config.get("NAME"):
         raise ImproperlyConfigured("DATABASE_URL must name a database, e.g. .../gpucatalog")
     config["ENGINE"] = "django.db.backends.postgresql"
+    # A database host that stops answering fails a connection after this many seconds instead
+    # of the operating system's TCP timeout (minutes), so /healthz and workers notice quickly.
+    config.setdefault("OPTIONS", {})["connect_timeout"] = env_int(
+        "DATABASE_CONNECT_TIMEOUT", 5, minimum=1, environ=environ
+    )
     return config
 
 

@@ -6,14 +6,12 @@ import json
 
 from django.conf import settings
 from django.core.paginator import Paginator
-from django.db import connection
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext, ngettext
 from django.utils.translation import gettext_lazy as _
-from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST, require_safe
 from django.views.decorators.vary import vary_on_headers
 from django_ratelimit.decorators import ratelimit
@@ -116,7 +114,7 @@ def instance_list(request: HttpRequest) -> HttpResponse:
         "form": form,
         "errors": listing.errors,
         "compare_ids": compare_ids,
-        "facets": facet_counts(request.GET) if listing.is_valid else {},
+        "facets": facet_counts(listing),
         "compare_url": compare_url,
         "page": page,
         "rows": rows,
@@ -387,22 +385,3 @@ def provider_detail(request: HttpRequest, slug: str) -> HttpResponse:
         "stale_hours": settings.PRICE_STALE_AFTER_HOURS,
     }
     return render(request, "offerings/provider_detail.html", context)
-
-
-@never_cache
-@require_safe
-def healthz(request: HttpRequest) -> JsonResponse:
-    """Report whether the database answers and whether a broker is configured."""
-    checks: dict[str, str] = {}
-    try:
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT 1")
-        checks["database"] = "ok"
-    except Exception as exc:  # any failure means unhealthy
-        checks["database"] = f"error: {type(exc).__name__}"
-    checks["broker"] = "configured" if settings.CELERY_BROKER_URL else "not configured"
-    healthy = checks["database"] == "ok"
-    return JsonResponse(
-        {"status": "ok" if healthy else "error", "checks": checks},
-        status=200 if healthy else 503,
-    )

@@ -128,6 +128,13 @@ def _run(task: Task, slug: str, trigger: str) -> ScrapeRun | None:
     """Call the service; turn a transient failure into a retry and the soft limit into a run."""
     request = task.request
     try:
+        if request.retries:
+            # The attempt before this one may have left its run "running" (the database went
+            # away mid-run): close it now rather than at the next freshness check. Inside the
+            # try, so a database that is still down makes this attempt a retry as well.
+            reason = "interrupted by a database or network error; the task was retried"
+            for run in refresh.close_lost_runs(slug, request.id, reason):
+                logger.warning("run #%s closed as failed: %s", run.pk, reason)
         return refresh.refresh_from_source(
             slug, trigger=trigger, task_id=request.id, replay_dir=settings.REFRESH_REPLAY_DIR
         )

@@ -161,6 +161,17 @@ def _pings(client) -> bool:
         return False
 
 
+@pytest.fixture(autouse=True)
+def no_ambient_broker(monkeypatch) -> None:
+    """Celery prefers the CELERY_BROKER_URL environment variable over a broker it is given.
+
+    CI exports one for the whole run; left in place, `send()` here would put the task on that
+    broker instead of the test's own redis-server, and no worker of the test would ever see it.
+    The processes the tests start get their broker in their own environment.
+    """
+    monkeypatch.delenv("CELERY_BROKER_URL", raising=False)
+
+
 @pytest.fixture
 def redis_server(tmp_path) -> Iterator[RedisServer]:
     if shutil.which("redis-server") is None:

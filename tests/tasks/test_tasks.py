@@ -144,6 +144,29 @@ def test_a_database_error_is_retried_and_the_retry_completes(catalog, replay_dir
     assert [r.status for r in runs("lambda")] == ["succeeded"]
 
 
+def test_a_run_the_database_error_left_running_is_closed_when_the_retry_starts(
+    catalog, replay_dir, monkeypatch
+):
+    replay_dir("lambda")
+    real = refresh.refresh_from_source
+    calls = []
+
+    def dies_mid_run(slug, *, trigger, task_id, replay_dir):
+        calls.append(task_id)
+        if len(calls) == 1:  # the run record was written, then the database went away
+            services.start_scrape_run(Provider.objects.get(slug=slug), trigger, task_id=task_id)
+            raise OperationalError("server closed the connection unexpectedly")
+        return real(slug, trigger=trigger, task_id=task_id, replay_dir=replay_dir)
+
+    monkeypatch.setattr(refresh, "refresh_from_source", dies_mid_run)
+
+    assert refresh_provider.apply(args=["lambda"]).get() == "succeeded"
+    lost, done = sorted(runs("lambda"), key=lambda run: run.pk)
+    assert (lost.status, done.status) == ("failed", "succeeded")
+    assert lost.task_id == done.task_id == calls[0]
+    assert "the task was retried" in lost.error_messages[0]
+
+
 def test_the_soft_time_limit_closes_the_run_as_failed(catalog, monkeypatch):
     def slow(slug, *, trigger, task_id, replay_dir):
         services.start_scrape_run(Provider.objects.get(slug=slug), trigger, task_id=task_id)
