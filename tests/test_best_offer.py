@@ -138,3 +138,28 @@ def test_random_writes_always_leave_the_default_price_the_filterset_would_choose
 def test_the_loaded_catalog_has_every_default_price_right(catalog):
     for instance in InstanceType.objects.all():
         assert stored_best(instance) == expected_best(instance), instance.slug
+
+
+def test_the_scrapers_merge_keeps_the_default_price_through_create_change_and_retire(
+    instance, region, provider
+):
+    """upsert_offers writes with COPY + INSERT ... ON CONFLICT and bulk retirement statements."""
+    from tests.providers.test_upsert import row, run_with
+
+    Region.objects.create(provider=provider, code="eu-west-1", name="Ireland", geo="eu")
+    others = (
+        row("40.00", kind="spot"),
+        row("72.00", region="eu-west-1"),
+        row("30.00", region="eu-west-1", kind="spot"),
+        row("50000.00", kind="reserved", term=12),
+    )
+    run_with(provider, row("80.00"), *others)
+    assert stored_best(instance) == expected_best(instance)
+    assert stored_best(instance)[1] == Decimal("9.000000")  # 72 / 8 GPUs, on-demand preferred
+    run_with(provider, row("64.00"), *others)
+    assert stored_best(instance)[1] == Decimal("8.000000")
+    for _ in range(2):  # an offer missing from two good runs is retired
+        run = run_with(provider, *others)
+        assert run.status == "succeeded"
+    assert stored_best(instance) == expected_best(instance)
+    assert stored_best(instance)[1] == Decimal("9.000000")

@@ -43,14 +43,13 @@ BEGIN
     IF TG_OP = 'INSERT' THEN
         SELECT array_agg(DISTINCT instance_id) INTO ids FROM new_offers;
     ELSIF TG_OP = 'UPDATE' THEN
-        -- Only rows whose price, kind, activity or instance moved: an unchanged snapshot that
-        -- advances last-seen times recomputes nothing.
-        SELECT array_agg(DISTINCT x.instance_id) INTO ids FROM (
-            SELECT n.instance_id, o.instance_id AS old_instance_id
-            FROM new_offers n JOIN old_offers o ON o.id = n.id
-            WHERE (n.is_active, n.kind, n.price_per_gpu_hour_usd, n.instance_id)
-                  IS DISTINCT FROM (o.is_active, o.kind, o.price_per_gpu_hour_usd, o.instance_id)
-        ) AS moved, LATERAL (VALUES (moved.instance_id), (moved.old_instance_id)) AS x(instance_id);
+        -- Every instance the statement touched (an offer may move between instances). No join
+        -- of the two transition tables: they have no index or statistics, and a planner's
+        -- nested loop over a 100,000-row merge would take hours. Instances whose default price
+        -- did not move are left unwritten by the function's own IS DISTINCT FROM test.
+        SELECT array_agg(DISTINCT instance_id) INTO ids FROM (
+            SELECT instance_id FROM new_offers UNION SELECT instance_id FROM old_offers
+        ) AS touched;
     ELSE
         SELECT array_agg(DISTINCT instance_id) INTO ids FROM old_offers;
     END IF;
