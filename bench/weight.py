@@ -247,7 +247,14 @@ def lighthouse(base: str, pages: dict[str, str], statuses: dict[str, int], repor
             f"--only-categories={','.join(CATEGORIES)}",
             "--chrome-flags=--headless=new --no-sandbox --disable-gpu",
         ]
-        result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
+        # A run that fails as a tool (Lighthouse's own runtime errors, e.g. NO_NAVSTART when
+        # Chromium's trace misses the navigation) is tried once more; scores are never retried.
+        for attempt in (1, 2):
+            out.unlink(missing_ok=True)
+            result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
+            if result.returncode == 0 and out.exists():
+                break
+            print(f"    Lighthouse {name}: run {attempt} failed as a tool", flush=True)
         if result.returncode != 0 or not out.exists():
             report.add(
                 f"Lighthouse, {name}",
