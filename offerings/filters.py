@@ -224,12 +224,20 @@ class InstanceFilterSet(django_filters.FilterSet):
             conditions &= Q(region__in=data["region"])
             given = True
         if data.get("geo"):
-            conditions &= Q(region__geo=data["geo"])
+            # The continent's region ids as constants, read once: a join to regions inside the
+            # per-row price subquery costs a region scan per row (2,500 rows at 5,000 types).
+            conditions &= Q(region_id__in=self.region_ids_in(data["geo"]))
             given = True
         if data.get("available") is not None:
             conditions &= Q(available=data["available"])
             given = True
         return conditions if given else None
+
+    def region_ids_in(self, geo: str) -> list[int]:
+        cache = self.__dict__.setdefault("_region_ids", {})
+        if geo not in cache:
+            cache[geo] = list(Region.objects.filter(geo=geo).values_list("pk", flat=True))
+        return cache[geo]
 
     def filter_rows(
         self, queryset: QuerySet, prices: bool = True, skip: frozenset[str] = frozenset()
