@@ -42,7 +42,7 @@ from offerings.models import (
     ScrapeRun,
     SkuReview,
 )
-from offerings.services import RateBook, UnknownCurrency, gpu_hour_usd
+from offerings.services import RateTable, UnknownCurrency, gpu_hour_usd
 
 admin.site.site_header = "gpucatalog curation"
 admin.site.site_title = "gpucatalog admin"
@@ -189,7 +189,7 @@ def derive_usd_per_gpu_hour(offer: Offer) -> None:
     """Set the derived USD price per GPU-hour; unknown (empty) without a reference rate."""
     try:
         per_gpu, rate = gpu_hour_usd(
-            offer.price_per_hour, offer.currency, offer.instance.gpu_count, RateBook()
+            offer.price_per_hour, offer.currency, offer.instance.gpu_count, RateTable()
         )
     except UnknownCurrency:
         offer.price_per_gpu_hour_usd = offer.exchange_rate_date = None

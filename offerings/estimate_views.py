@@ -45,8 +45,9 @@ from offerings.estimator_calibration import (
     calibration_report,
 )
 from offerings.filters import ListingQuery, parse_instance_ids, parse_listing_query
-from offerings.listing import RateTable, attach_row_offers, detail_path, offer_usd
+from offerings.listing import attach_row_offers, detail_path, offer_usd
 from offerings.models import InstanceType
+from offerings.services import RateTable
 
 #: Listing options that mean nothing here (the ranking is fixed, money is USD): ignored.
 IGNORED_OPTIONS = frozenset({"page", "page_size", "format", "currency", "sort"})

@@ -14,7 +14,8 @@ from decimal import ROUND_HALF_EVEN, Decimal
 
 from django.urls import reverse
 
-from offerings.models import ExchangeRate, InstanceType, LinkTechnology, Offer
+from offerings.models import InstanceType, LinkTechnology, Offer
+from offerings.services import RateTable
 
 FOUR_PLACES = Decimal("0.0001")
 USD = "USD"
@@ -25,39 +26,6 @@ def money(value: Decimal | None) -> float | None:
     if value is None:
         return None
     return float(value.quantize(FOUR_PLACES, rounding=ROUND_HALF_EVEN))
-
-
-class RateTable:
-    """Every reference rate, read in one query: exact USD figures and the display currency."""
-
-    def __init__(self, rates: Iterable[ExchangeRate] | None = None) -> None:
-        if rates is None:
-            rates = ExchangeRate.objects.all()
-        self._by_date: dict[tuple[str, object], Decimal] = {}
-        self._latest: dict[str, ExchangeRate] = {}
-        for rate in rates:
-            self._by_date[(rate.currency, rate.rate_date)] = rate.usd_per_unit
-            latest = self._latest.get(rate.currency)
-            if latest is None or rate.rate_date > latest.rate_date:
-                self._latest[rate.currency] = rate
-
-    def usd_per_unit(self, currency: str, on=None) -> Decimal | None:
-        if currency == USD:
-            return Decimal(1)
-        if on is not None and (currency, on) in self._by_date:
-            return self._by_date[(currency, on)]
-        latest = self._latest.get(currency)
-        return latest.usd_per_unit if latest else None
-
-    def display(self, usd: Decimal | None, currency: str) -> Decimal | None:
-        """Convert a USD amount to the display currency at the newest reference rate."""
-        if usd is None or currency == USD:
-            return usd
-        rate = self.usd_per_unit(currency)
-        return None if rate is None else usd / rate
-
-    def display_rate(self, currency: str) -> ExchangeRate | None:
-        return None if currency == USD else self._latest.get(currency)
 
 
 def attach_row_offers(instances: Iterable[InstanceType]) -> list[InstanceType]:

@@ -73,26 +73,52 @@ def digest(entry: Mapping) -> str:
 # -- money ---------------------------------------------------------------------------------------
 
 
-class RateBook:
-    """The latest reference rate per currency, read once per load or run."""
+class RateTable:
+    """Every reference rate, read in one query: the USD figure of a price charged in another
+    currency (at the newest rate, or at a given date) and amounts in the display currency."""
 
     def __init__(self, rates: Iterable[ExchangeRate] | None = None) -> None:
         if rates is None:
-            rates = ExchangeRate.objects.order_by("currency", "-rate_date").distinct("currency")
-        self._rates = {r.currency: r for r in rates}
+            rates = ExchangeRate.objects.all()
+        self._by_date: dict[tuple[str, object], Decimal] = {}
+        self._latest: dict[str, ExchangeRate] = {}
+        for rate in rates:
+            self._by_date[(rate.currency, rate.rate_date)] = rate.usd_per_unit
+            latest = self._latest.get(rate.currency)
+            if latest is None or rate.rate_date > latest.rate_date:
+                self._latest[rate.currency] = rate
 
     def to_usd(self, amount: Decimal, currency: str) -> tuple[Decimal, ExchangeRate | None]:
-        """Convert an amount to USD; the rate used is returned so its date can be shown."""
+        """Convert an amount at the newest rate; the rate used is returned so its date can show."""
         if currency == USD:
             return amount, None
-        rate = self._rates.get(currency)
+        rate = self._latest.get(currency)
         if rate is None:
             raise UnknownCurrency(f"no reference exchange rate for {currency}")
         return amount * rate.usd_per_unit, rate
 
+    def usd_per_unit(self, currency: str, on=None) -> Decimal | None:
+        """USD per unit at the rate of `on` when there is one, else the newest; None if unknown."""
+        if currency == USD:
+            return Decimal(1)
+        if on is not None and (currency, on) in self._by_date:
+            return self._by_date[(currency, on)]
+        latest = self._latest.get(currency)
+        return latest.usd_per_unit if latest else None
+
+    def display(self, usd: Decimal | None, currency: str) -> Decimal | None:
+        """Convert a USD amount to the display currency at the newest reference rate."""
+        if usd is None or currency == USD:
+            return usd
+        rate = self.usd_per_unit(currency)
+        return None if rate is None else usd / rate
+
+    def display_rate(self, currency: str) -> ExchangeRate | None:
+        return None if currency == USD else self._latest.get(currency)
+
 
 def gpu_hour_usd(
-    price_per_hour: Decimal, currency: str, gpu_count: int, rates: RateBook
+    price_per_hour: Decimal, currency: str, gpu_count: int, rates: RateTable
 ) -> tuple[Decimal, ExchangeRate | None]:
     """Price per GPU-hour in USD, kept to 6 places; the API rounds half-even to 4 once."""
     usd, rate = rates.to_usd(price_per_hour, currency)
@@ -101,9 +127,9 @@ def gpu_hour_usd(
 
 
 @transaction.atomic
-def reprice_in_usd(rates: RateBook | None = None) -> int:
+def reprice_in_usd(rates: RateTable | None = None) -> int:
     """Recompute the derived USD figure of every non-USD offer after the rates changed."""
-    rates = rates or RateBook()
+    rates = rates or RateTable()
     changed = []
     offers = Offer.objects.exclude(currency=USD).select_related("instance")
     for offer in offers:
@@ -204,7 +230,7 @@ def load_instance(
     entry: InstanceIn,
     gpus: Mapping[str, GpuModel],
     regions: Mapping[str, Region],
-    rates: RateBook,
+    rates: RateTable,
     counts: LoadCounts,
 ) -> InstanceType:
     data = entry.model_dump(mode="json", exclude={"nvlink", "fabric", "prices"})
@@ -237,7 +263,7 @@ def load_instance(
 
 
 def record_catalog_price(
-    instance: InstanceType, region: Region, price: PriceIn, rates: RateBook, counts: LoadCounts
+    instance: InstanceType, region: Region, price: PriceIn, rates: RateTable, counts: LoadCounts
 ) -> None:
     """Store a curated price unless the offer already holds one as new or newer."""
     hourly = price.hourly.quantize(GPU_HOUR_PLACES, rounding=ROUND_HALF_EVEN)
@@ -304,7 +330,7 @@ def load_catalog(
     counts = LoadCounts()
     for rate in rates:
         load_exchange_rate(rate, counts)
-    rate_book = RateBook()
+    rate_book = RateTable()
     gpu_rows = {entry.slug: load_gpu(entry, counts) for entry in gpus}
     gpu_rows |= {g.slug: g for g in GpuModel.objects.exclude(slug__in=gpu_rows)}
     for catalog in providers:
@@ -411,7 +437,7 @@ def _rejection(row, reason: str) -> dict:
     }
 
 
-def _prepare(provider: Provider, batch: ScrapeBatch, rates: RateBook, now) -> _Prepared:
+def _prepare(provider: Provider, batch: ScrapeBatch, rates: RateTable, now) -> _Prepared:
     """Map rows to curated instance types, price them in USD and refuse what is implausible."""
     prepared = _Prepared()
     rows = InstanceType.objects.filter(provider=provider).values_list("slug", "pk", "gpu_count")
@@ -723,7 +749,7 @@ def upsert_offers(
     with transaction.atomic():
         with connection.cursor() as cursor:
             cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [_LOCK_NAMESPACE, provider.pk])
-        prepared = _prepare(provider, batch, RateBook(), now)
+        prepared = _prepare(provider, batch, RateTable(), now)
         queued = sum(len(entry["prices"]) for entry in prepared.review.values())
         run.fetched = len(batch.offers) + len(batch.rejected)
         run.rejected = len(prepared.rejected)

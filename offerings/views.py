@@ -28,7 +28,6 @@ from offerings.filters import (
 )
 from offerings.forms import CorrectionForm
 from offerings.listing import (
-    RateTable,
     attach_row_offers,
     render_csv,
     serialize_instance,
@@ -36,6 +35,7 @@ from offerings.listing import (
 )
 from offerings.models import GpuModel, InstanceType, LinkTechnology, Provider, ScrapeRun
 from offerings.presets import PRESETS
+from offerings.services import RateTable
 
 
 def invalid_parameters(errors: dict[str, list[str]]) -> JsonResponse:
