@@ -21,46 +21,13 @@ from offerings.models import (
     Provider,
     Region,
 )
+from tests.catalog_toml import ACME, GPU_H100, GPU_L40S, RATES
 
-GPUS = """
-[[gpus]]
-slug = "h100-sxm"
-vendor = "nvidia"
-name = "H100 SXM"
-form_factor = "sxm"
-memory_gib = 80
-nvlink_generation = 4
-source_url = "https://www.nvidia.com/en-us/data-center/h100/"
-verified_at = 2026-11-01
+GPUS = GPU_H100 + GPU_L40S
 
-[[gpus]]
-slug = "l40s"
-vendor = "nvidia"
-name = "L40S"
-form_factor = "pcie"
-memory_gib = 48
-source_url = "https://www.nvidia.com/en-us/data-center/l40s/"
-verified_at = 2026-11-01
-"""
-
-RATES = """
-[[rates]]
-currency = "CNY"
-rate_date = 2026-11-27
-usd_per_unit = "0.1400"
-source_url = "https://www.ecb.europa.eu/stats/eurofxref/"
-"""
-
-PROVIDER = """
-[provider]
-slug = "acme"
-name = "Acme Cloud"
-website = "https://acme.example"
-kind = "specialist"
-home_currency = "CNY"
-source_url = "https://acme.example/docs"
-verified_at = 2026-11-01
-
+PROVIDER = (
+    ACME
+    + """
 [[regions]]
 code = "cn-beijing"
 name = "Beijing"
@@ -122,6 +89,7 @@ technology = "unknown"
 source_url = "https://acme.example/docs/pcie"
 verified_at = 2026-11-01
 """
+)
 
 
 def write_fixtures(root: Path, price="160", observed="2026-11-01T00:00:00Z", provider=None):
