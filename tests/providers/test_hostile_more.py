@@ -17,13 +17,15 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
-from django.core.management import call_command
 
-from offerings.models import Offer, ScrapeRun
+from offerings.models import ScrapeRun
 from providers.http import make_client
 from providers.refresh import refresh_provider
 from providers.replay import ReplayTransport
-from tests.providers.conftest import RECORDINGS, load_scraped_providers
+from tests.providers.conftest import RECORDINGS
+
+# `scraped_catalog` is this module's `catalog` fixture: the catalog loaded once per module.
+from tests.providers.hostile_support import scraped_catalog, snapshot  # noqa: F401
 
 HTML_PAGE = (
     "<!DOCTYPE html>\n<html><head><title>Service Unavailable</title></head>\n"
@@ -657,32 +659,6 @@ VARIANTS = {
     "500-until-give-up",
     "timeout",
 }
-
-
-@pytest.fixture(scope="module")
-def catalog(django_db_setup, django_db_blocker):
-    """The curated catalog, loaded once for this module (each test still rolls back its own)."""
-    with django_db_blocker.unblock():
-        load_scraped_providers()
-    yield
-    with django_db_blocker.unblock():
-        call_command("flush", interactive=False, verbosity=0)
-
-
-def snapshot(provider: str) -> dict:
-    """Every offer of the provider with the values a buyer sees."""
-    return {
-        (o.instance.slug, o.region.code, o.kind, o.term_months): (
-            o.price_per_hour,
-            o.currency,
-            o.price_per_gpu_hour_usd,
-            o.is_active,
-            o.available,
-        )
-        for o in Offer.objects.filter(instance__provider__slug=provider).select_related(
-            "instance", "region"
-        )
-    }
 
 
 def replay_run(provider: str, manifest: Path, sleeps) -> tuple[ScrapeRun, ReplayTransport]:
