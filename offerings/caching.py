@@ -47,8 +47,17 @@ def cache_period() -> int:
     return max(settings.PAGE_CACHE_SECONDS, 60)
 
 
-def etag_for(request: HttpRequest, version: int) -> str:
-    bucket = int(time.time() // cache_period())
+def time_bucket() -> int:
+    """Which cache period we are in: part of every ETag, so prices re-render as they age."""
+    return int(time.time() // cache_period())
+
+
+def etags_in(header: str) -> list[str]:
+    """The entity tags of an If-None-Match header."""
+    return [tag.strip() for tag in header.split(",")]
+
+
+def etag_for(request: HttpRequest, version: int, bucket: int) -> str:
     parts = [
         str(version),
         str(bucket),
@@ -68,8 +77,9 @@ def versioned(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
             return view(request, *args, **kwargs)
         version = catalog_version()
         request.catalog_version = version  # lets the page reuse what only the data decides
-        etag = etag_for(request, version)
-        if etag in [t.strip() for t in request.headers.get("If-None-Match", "").split(",")]:
+        bucket = time_bucket()
+        etag = etag_for(request, version, bucket)
+        if etag in etags_in(request.headers.get("If-None-Match", "")):
             response = HttpResponseNotModified()
             response["ETag"] = etag
             return response
@@ -90,8 +100,8 @@ def versioned(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
         if response.status_code == 200:
             response["ETag"] = etag
             if settings.PAGE_CACHE_SECONDS and response["Content-Type"].startswith("text/html"):
-                expires = (int(time.time() // cache_period()) + 1) * cache_period()
-                response[LOCAL_MARKER] = f"{version} {expires}"
+                # Kept until the ETag's own time bucket ends, so the two never disagree.
+                response[LOCAL_MARKER] = f"{version} {(bucket + 1) * cache_period()}"
         return response
 
     return wrapper
@@ -162,8 +172,7 @@ class LocalPageCache:
         return self.render_and_keep(key, environ, start_response)
 
     def serve(self, entry: LocalEntry, environ: dict, start_response, method: str):
-        tags = [t.strip() for t in environ.get("HTTP_IF_NONE_MATCH", "").split(",")]
-        if entry.etag in tags:
+        if entry.etag in etags_in(environ.get("HTTP_IF_NONE_MATCH", "")):
             kept = ("etag", "vary", "content-language")
             start_response(
                 "304 Not Modified", [(k, v) for k, v in entry.headers if k.lower() in kept]
@@ -173,30 +182,30 @@ class LocalPageCache:
         return [] if method == "HEAD" else [entry.body]
 
     def pass_through(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
-        def strip_marker(status, headers, exc_info=None):
-            headers = [(k, v) for k, v in headers if k != LOCAL_MARKER]
-            return start_response(status, headers, exc_info)
+        return self.app(environ, self.without_marker(start_response, {}))
 
-        return self.app(environ, strip_marker)
+    @staticmethod
+    def without_marker(start_response: Callable, seen: dict) -> Callable:
+        """A start_response that drops the marker, noting the status, headers sent and marker."""
+
+        def forward(status, headers, exc_info=None):
+            sent = [(k, v) for k, v in headers if k != LOCAL_MARKER]
+            marker = next((v for k, v in headers if k == LOCAL_MARKER), None)
+            seen.update(status=status, headers=sent, marker=marker)
+            return start_response(status, sent, exc_info)
+
+        return forward
 
     def render_and_keep(self, key: tuple, environ: dict, start_response: Callable):
         seen: dict = {}
-
-        def capture(status, headers, exc_info=None):
-            seen["status"], seen["headers"] = status, headers
-            headers = [(k, v) for k, v in headers if k != LOCAL_MARKER]
-            return start_response(status, headers, exc_info)
-
-        result = self.app(environ, capture)
-        headers = seen.get("headers", [])
-        marker = next((v for k, v in headers if k == LOCAL_MARKER), None)
-        if marker is None or not seen["status"].startswith("200") or not self.keepable(headers):
+        result = self.app(environ, self.without_marker(start_response, seen))
+        marker, sent = seen.get("marker"), seen.get("headers", [])
+        if marker is None or not seen["status"].startswith("200") or not self.keepable(sent):
             return result
         body = b"".join(result)
         if hasattr(result, "close"):
             result.close()  # Django's request_finished: connections are returned as usual
         version, expires = marker.split()
-        sent = [(k, v) for k, v in headers if k != LOCAL_MARKER]
         entry = LocalEntry(
             version=int(version),
             expires=float(expires),
