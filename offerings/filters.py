@@ -252,9 +252,13 @@ class InstanceFilterSet(django_filters.FilterSet):
                 queryset = self.filters[name].filter(queryset, value)
         conditions = self.price_conditions(skip)
         if prices and conditions is not None:
-            matching = Offer.objects.current().filter(instance=OuterRef("pk")).filter(conditions)
-            queryset = queryset.filter(Exists(matching))
+            queryset = queryset.filter(Exists(self.matching_offers(conditions)))
         return queryset
+
+    @staticmethod
+    def matching_offers(conditions: Q) -> QuerySet:
+        """The row's current offers that meet the price conditions (a correlated subquery)."""
+        return Offer.objects.current().filter(instance=OuterRef("pk")).filter(conditions)
 
     def filter_queryset(self, queryset: QuerySet) -> QuerySet:
         queryset = self.filter_rows(queryset)
@@ -266,7 +270,7 @@ class InstanceFilterSet(django_filters.FilterSet):
                 row_offer_id=F("best_offer_id"), row_price_gpu_hour=F("best_price_gpu_hour_usd")
             )
             return queryset.order_by(*self.ordering())
-        matching = Offer.objects.current().filter(instance=OuterRef("pk")).filter(conditions)
+        matching = self.matching_offers(conditions)
         preference = (
             Value(0)
             if self.form.cleaned_data.get("price_kind")

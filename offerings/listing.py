@@ -35,8 +35,8 @@ def attach_row_offers(instances: Iterable[InstanceType]) -> list[InstanceType]:
     the chosen offers of the whole page in one query.
     """
     rows = list(instances)
-    chosen = {getattr(row, "row_offer_id", None) for row in rows} - {None}
     if rows and not hasattr(rows[0], "current_offers"):
+        chosen = {getattr(row, "row_offer_id", None) for row in rows} - {None}
         found = Offer.objects.filter(pk__in=chosen).select_related("region").in_bulk()
         for row in rows:
             row.row_offer = found.get(getattr(row, "row_offer_id", None))
