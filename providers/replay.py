@@ -259,6 +259,21 @@ class RecordingTransport(httpx.BaseTransport):
         text = json.dumps(self.entries, indent=2) + "\n"
         (self.folder / "manifest.json").write_text(text, encoding="utf-8")
 
+    def _send(self, request: httpx.Request, entry: dict) -> httpx.Response:
+        """Send through the real transport; a timeout or refused connection is recorded too."""
+        try:
+            return self.inner.handle_request(request)
+        except httpx.TimeoutException:
+            self._save(entry | {"error": "timeout"})
+            raise
+        except httpx.ConnectError:
+            self._save(entry | {"error": "connect"})
+            raise
+
+    @staticmethod
+    def _kept_headers(response: httpx.Response) -> dict[str, str]:
+        return {k: v for k, v in response.headers.items() if k.lower() in RECORDED_HEADERS}
+
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         entry: dict = {"method": request.method, "url": redact_url(str(request.url))}
         body = request.read()
@@ -269,14 +284,7 @@ class RecordingTransport(httpx.BaseTransport):
             name = self._name(request, "request.json")
             (self.folder / name).write_bytes(self._scrub(body))
             entry["request_body"] = name
-        try:
-            response = self.inner.handle_request(request)
-        except httpx.TimeoutException:
-            self._save(entry | {"error": "timeout"})
-            raise
-        except httpx.ConnectError:
-            self._save(entry | {"error": "connect"})
-            raise
+        response = self._send(request, entry)
         content_type = response.headers.get("Content-Type", "application/octet-stream")
         name = self._name(request, _extension(content_type))
         path = self.folder / name
@@ -288,7 +296,7 @@ class RecordingTransport(httpx.BaseTransport):
             for chunk in decoded.iter_bytes():
                 handle.write(self._scrub(chunk))
         decoded.close()
-        headers = {k: v for k, v in response.headers.items() if k.lower() in RECORDED_HEADERS}
+        headers = self._kept_headers(response)
         entry |= {"status": response.status_code, "content_type": content_type, "body": name}
         if headers:
             entry["headers"] = headers
@@ -321,17 +329,10 @@ class RecordingTransport(httpx.BaseTransport):
             entry["request_body"] = self._message_file(
                 request, call.request_type, body, "request.json"
             )
-        try:
-            response = self.inner.handle_request(request)
-        except httpx.TimeoutException:
-            self._save(entry | {"error": "timeout"})
-            raise
-        except httpx.ConnectError:
-            self._save(entry | {"error": "connect"})
-            raise
+        response = self._send(request, entry)
         content = response.read()
         content_type = response.headers.get("Content-Type", "application/octet-stream")
-        headers = {k: v for k, v in response.headers.items() if k.lower() in RECORDED_HEADERS}
+        headers = self._kept_headers(response)
         entry |= {"status": response.status_code, "content_type": content_type}
         if content:
             if content_type.startswith(grpc.CONTENT_TYPE):
