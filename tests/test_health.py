@@ -32,18 +32,6 @@ def silent_server() -> Iterator[int]:
         yield sock.getsockname()[1]
 
 
-def test_without_a_broker_url_the_broker_is_reported_not_configured_and_the_site_healthy(
-    client, db
-):
-    with override_settings(CELERY_BROKER_URL=None):
-        response = client.get("/healthz")
-    assert response.status_code == 200
-    assert response.json() == {
-        "status": "ok",
-        "checks": {"database": "ok", "broker": "not configured"},
-    }
-
-
 def test_a_broker_that_refuses_connections_makes_the_check_fail_with_503(client, db):
     with override_settings(CELERY_BROKER_URL=f"redis://127.0.0.1:{closed_port()}/0"):
         response = client.get("/healthz")

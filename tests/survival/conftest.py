@@ -29,10 +29,10 @@ import pytest
 from celery import Celery
 from django.conf import settings
 
-from tests.providers.conftest import RECORDINGS
+# The end-to-end worker tests' replay folder (aws, azure, lambda recordings) serves here too.
+from tests.tasks.test_worker_e2e import replay_folder  # noqa: F401
 
 ROOT = Path(settings.BASE_DIR)
-REPLAYED = ("aws", "azure", "lambda")
 
 
 def free_port() -> int:
@@ -192,15 +192,6 @@ def database_url() -> str:
     from tests.tasks.test_worker_e2e import worker_database_url
 
     return worker_database_url()
-
-
-@pytest.fixture
-def replay_folder(tmp_path) -> Path:
-    folder = tmp_path / "replay"
-    folder.mkdir()
-    for slug in REPLAYED:
-        (folder / slug).symlink_to(RECORDINGS / slug, target_is_directory=True)
-    return folder
 
 
 class Celeries:
