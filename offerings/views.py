@@ -59,7 +59,9 @@ def paginate(listing: ListingQuery):
 
 def export(request: HttpRequest, listing: ListingQuery, rates: RateTable) -> HttpResponse:
     """Every matching row, unpaged, in the page's order, as a CSV or JSON download."""
-    rows = attach_row_offers(listing.filterset.qs)
+    # Exports carry every current price of a row (the API's shape), so they filter the rows
+    # that come with all their offers.
+    rows = attach_row_offers(listing.filterset.filter_queryset(InstanceType.objects.for_listing()))
     now = timezone.now()
     items = [serialize_instance(row, rates, now, request.build_absolute_uri) for row in rows]
     fmt = listing.options["format"]
@@ -94,13 +96,11 @@ def compare_selection(query: QueryDict) -> tuple[list[int], str]:
 @versioned
 def instance_list(request: HttpRequest) -> HttpResponse:
     """The filter page: one row per instance type; htmx asks for the results fragment only."""
-    listing = parse_listing_query(request.GET)
+    # The page shows one price per row, so it needs no row's full list of offers.
+    listing = parse_listing_query(request.GET, InstanceType.objects.for_table())
     rates = RateTable()
     if listing.is_valid and listing.options["format"]:
         return export(request, listing, rates)
-    if listing.is_valid:
-        # The page shows one price per row, so it needs no row's full list of offers.
-        listing.filterset.queryset = InstanceType.objects.for_table()
     page = paginate(listing) if listing.is_valid else None
     currency = listing.options["currency"] if listing.is_valid else "USD"
     rows = attach_row_offers(page.object_list) if page else []
