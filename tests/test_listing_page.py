@@ -4,7 +4,7 @@ import pytest
 from django.http import QueryDict
 
 from offerings.filters import parse_listing_query
-from offerings.models import FabricTechnology, OfferKind
+from offerings.models import FabricTechnology, GpuModel, OfferKind
 from offerings.presets import PRESETS
 
 # Every view here runs with lazy loads raising (Django 6.1 fetch modes): no N+1 can hide.
@@ -138,3 +138,20 @@ def test_facet_counts_are_shown_and_refreshed_out_of_band(client, catalog):
     assert 'id="facet-price_kind-reserved" class="facet-count">(0)</span>' in body
     fragment = client.get("/?nvlink=false", headers={"HX-Request": "true"}).content.decode()
     assert 'id="facet-fabric-ethernet" class="facet-count" hx-swap-oob="true">(1)' in fragment
+
+
+def test_multiple_choice_options_mark_the_chosen_escape_and_follow_the_data(client, catalog):
+    body = client.get("/?gpu=l40s&region=FIN-01").content.decode()
+    assert '<option value="l40s" selected>' in body
+    assert '<option value="h100-sxm">' in body
+    assert '<option value="FIN-01" selected>datacrunch/FIN-01</option>' in body
+    assert '<option value="us-east-1">aws/us-east-1</option>' in body
+    # The options are kept per data version: a new GPU shows on the next request, escaped.
+    GpuModel.objects.create(
+        slug="odd-one", vendor="nvidia", name='A&B <i>"x"</i>', form_factor="pcie", memory_gib=1
+    )
+    body = client.get("/?gpu=odd-one").content.decode()
+    assert '<option value="odd-one" selected>' in body
+    assert "A&amp;B &lt;i&gt;&quot;x&quot;&lt;/i&gt;" in body
+    assert "<i>" not in body.split('value="odd-one"', 1)[1].split("</option>", 1)[0]
+    assert '<option value="l40s">' in body  # chosen before, not now
