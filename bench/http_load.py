@@ -34,6 +34,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import quote, urlencode
 
@@ -432,8 +433,9 @@ def endpoint_defaults(base: str, inproc: InProcess, endpoints: list[str], n: int
 # -- the cache check ---------------------------------------------------------------------------
 
 
-def busting_works() -> tuple[bool, str]:
-    """Does a new `utm_content` value make the page render (run SQL) again?"""
+def busting_works() -> tuple[bool, str, list[str]]:
+    """Does a new `utm_content` value make the page render (run SQL) again? Also the SQL it
+    ran, as plain statements, for the SQL floor."""
     setup_django()
     from django.conf import settings
     from django.db import connection
@@ -449,7 +451,71 @@ def busting_works() -> tuple[bool, str]:
     note = f"{n} SQL statements for a fresh utm_content value, HTTP {response.status_code}"
     if cache is not None:
         note += f"; PAGE_CACHE_SECONDS={cache}"
-    return n >= 3 and response.status_code == 200, note
+    from bench.listing import replayable
+
+    statements = [replayable(q["sql"]) for q in ctx.captured_queries]
+    return n >= 3 and response.status_code == 200, note, statements
+
+
+# -- the htmx fragment's row budget --------------------------------------------------------------
+
+
+class _Rows(HTMLParser):
+    """Each <tbody> row's bytes, visible text and link targets, from a rendered fragment."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.rows: list[dict] = []
+        self.in_body = False
+        self.current: dict | None = None
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "tbody":
+            self.in_body = True
+        elif tag == "tr" and self.in_body:
+            self.current = {"start": self.getpos(), "text": [], "hrefs": []}
+            self.rows.append(self.current)
+        elif tag == "a" and self.current is not None:
+            self.current["hrefs"].extend(v for k, v in attrs if k == "href" and v)
+
+    def handle_endtag(self, tag):
+        if tag == "tbody":
+            self.in_body, self.current = False, None
+
+    def handle_data(self, data):
+        if self.current is not None:
+            self.current["text"].append(data)
+
+
+def row_budget(page: bytes, fragment: bytes) -> dict:
+    """What the "< 30%" target leaves for each row, against what a row has to say.
+
+    The rows are in both the page and the fragment, so the rest of the page R (page minus
+    fragment) does not move when rows shrink; fragment F < 30% of F + R means F < 3R/7.
+    """
+    text = fragment.decode()
+    body = text[text.index("<tbody>") : text.index("</tbody>")]
+    parser = _Rows()
+    parser.feed(text)
+    rows = [r for r in parser.rows if r["hrefs"]]  # not the "no match" row
+    n = max(len(rows), 1)
+    rest = len(page) - len(fragment)
+    allowed = 3 * rest / 7
+    outside_rows = len(fragment) - len(body.encode())
+    visible = sorted(len(" ".join("".join(r["text"]).split()).encode()) for r in rows)
+    with_links = sorted(
+        len(" ".join("".join(r["text"]).split()).encode()) + sum(len(h) for h in r["hrefs"])
+        for r in rows
+    )
+    return {
+        "rows": len(rows),
+        "row_bytes_now": len(body.encode()) / n,
+        "allowed_per_row": (allowed - outside_rows) / n,
+        "visible_text_median": median(visible) if visible else 0,
+        "text_and_links_median": median(with_links) if with_links else 0,
+        "rest_of_page": rest,
+        "fragment_outside_rows": outside_rows,
+    }
 
 
 # -- main --------------------------------------------------------------------------------------
@@ -481,7 +547,7 @@ def main(argv: list[str] | None = None) -> int:
             report.info("cache", f"Redis unreachable ({exc}); local memory per worker")
     else:
         report.info("cache", "local memory, one per worker")
-    busts, bust_note = busting_works()
+    busts, bust_note, page_sql = busting_works()
     report.add(
         "uncached scenarios really uncached (new utm_content runs SQL)",
         "yes" if busts else "no",
@@ -514,6 +580,16 @@ def main(argv: list[str] | None = None) -> int:
             share < 0.30,
         )
         (VAR / "default-fragment.html").write_bytes(fragment)
+        budget = row_budget(page, fragment)
+        report.info(
+            "htmx fragment: bytes per row the < 30% target allows / a row's visible text alone",
+            f"{budget['allowed_per_row']:.0f} B / {budget['visible_text_median']:.0f} B "
+            f"({budget['text_and_links_median']:.0f} B with its links' URLs; "
+            f"{budget['row_bytes_now']:.0f} B of markup now)",
+            f"{budget['rows']} rows; the rest of the page {budget['rest_of_page']:,} B, the "
+            f"fragment outside its rows {budget['fragment_outside_rows']:,} B; medians",
+        )
+        report.details["row_budget"] = budget
         gz_share = len(gzip.compress(fragment, 6)) / len(gzip.compress(page, 6))
         report.info(
             "htmx fragment / full page, gzipped",
@@ -521,15 +597,27 @@ def main(argv: list[str] | None = None) -> int:
             f"{len(gzip.compress(page, 6)):,} bytes)",
         )
 
-        with Gunicorn(
-            "bench.nowork_wsgi:application",
-            workers=WORKERS,
-            env=nowork_env,
-            ready_path="/",
-            name="nowork",
-        ) as nowork:
+        floor_sql = VAR / "default-page-sql.json"
+        floor_sql.write_text(json.dumps(page_sql))
+        with (
+            Gunicorn(
+                "bench.nowork_wsgi:application",
+                workers=WORKERS,
+                env=nowork_env,
+                ready_path="/",
+                name="nowork",
+            ) as nowork,
+            Gunicorn(
+                "bench.sqlfloor_wsgi:application",
+                workers=WORKERS,
+                env=nowork_env | {"BENCH_FLOOR_SQL": str(floor_sql)},
+                ready_path="/",
+                name="sqlfloor",
+            ) as floor,
+        ):
             scenarios = {
                 "no-work": (nowork.url, ["/"], "cycle", 200, ""),
+                "SQL floor": (floor.url, ["/"], "cycle", 200, ""),
                 "cached": (base, ["/"], "cycle", 200, ""),
                 "uncached": (base, ["/"], "bust", 200, ""),
                 "uncached mix": (base, REALISTIC, "bust", 200, ""),
@@ -585,6 +673,15 @@ def main(argv: list[str] | None = None) -> int:
                 f">= {target}x",
                 ratio >= target,
             )
+        floor_ratio = rps("SQL floor") / nowork_rps
+        report.info(
+            "SQL floor / no-work throughput: the default page's own SQL and its saved bytes, "
+            "no Django",
+            f"{floor_ratio:.4f}x ({rps('SQL floor'):.1f} vs {nowork_rps:.0f} req/s; "
+            f"{len(page_sql)} statements)",
+            "the most any uncached render running that SQL can reach (bench/sqlfloor_wsgi.py); "
+            f"{'below' if floor_ratio < 0.05 else 'above'} the 0.05x target",
+        )
         if etag:
             cost = rps("uncached") / rps("conditional (304)")
             report.add(
