@@ -25,7 +25,7 @@ from django.db.models import (
     When,
 )
 from django.http import QueryDict
-from django.utils.translation import gettext
+from django.utils.translation import gettext, gettext_lazy
 
 from offerings.models import (
     FabricTechnology,
@@ -54,7 +54,21 @@ SORT_FIELDS = {
     "provider": "provider__slug",
     "gpu": "gpu__slug",
 }
-SORT_CHOICES = [(key, key) for key in SORT_FIELDS] + [(f"-{key}", f"-{key}") for key in SORT_FIELDS]
+# What the "Sort by" menu says for each key (the keys themselves are the contract's).
+SORT_CHOICES = [
+    ("price_gpu_hour", gettext_lazy("Price per GPU-hour, lowest first")),
+    ("-price_gpu_hour", gettext_lazy("Price per GPU-hour, highest first")),
+    ("gpu_count", gettext_lazy("GPUs, fewest first")),
+    ("-gpu_count", gettext_lazy("GPUs, most first")),
+    ("nvlink_bw", gettext_lazy("NVLink GB/s, lowest first")),
+    ("-nvlink_bw", gettext_lazy("NVLink GB/s, highest first")),
+    ("fabric_gbps", gettext_lazy("Fabric Gb/s, lowest first")),
+    ("-fabric_gbps", gettext_lazy("Fabric Gb/s, highest first")),
+    ("provider", gettext_lazy("Provider, A to Z")),
+    ("-provider", gettext_lazy("Provider, Z to A")),
+    ("gpu", gettext_lazy("GPU model, A to Z")),
+    ("-gpu", gettext_lazy("GPU model, Z to A")),
+]
 NVLINK_TECHNOLOGIES = (LinkTechnology.NVLINK, LinkTechnology.INFINITY_FABRIC)
 PARTIAL_TOPOLOGIES = (LinkTopology.BRIDGE, LinkTopology.MESH, LinkTopology.HYBRID_CUBE_MESH)
 

@@ -20,6 +20,13 @@ class CorrectionForm(forms.ModelForm):
         }
         widgets = {"message": forms.Textarea(attrs={"rows": 3, "maxlength": 2000})}
 
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        # Our own words for the empty choice: Django 6.1's "- Select an option -" has no
+        # Chinese translation in Django yet.
+        topic = self.fields["topic"]
+        topic.choices = [("", _("Choose one")), *((v, t) for v, t in topic.choices if v)]
+
     def clean_message(self) -> str:
         message = self.cleaned_data["message"].strip()
         if len(message) < 10:

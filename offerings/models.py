@@ -146,11 +146,12 @@ class OfferOrigin(models.TextChoices):
 
 
 class RunStatus(models.TextChoices):
-    RUNNING = "running", "Running"
-    SUCCEEDED = "succeeded", "Succeeded"
-    FAILED = "failed", "Failed"
-    REJECTED = "rejected", "Rejected (row-count guard)"
-    SKIPPED = "skipped", "Skipped (no API key)"
+    # Translated: the provider page shows the last run's status.
+    RUNNING = "running", _("Running")
+    SUCCEEDED = "succeeded", _("Succeeded")
+    FAILED = "failed", _("Failed")
+    REJECTED = "rejected", _("Rejected (row-count guard)")
+    SKIPPED = "skipped", _("Skipped (no API key)")
 
 
 class ReviewStatus(models.TextChoices):

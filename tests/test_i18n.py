@@ -22,6 +22,7 @@ from django.core.cache import cache
 from django.core.management import call_command
 from django.utils.translation.template import templatize
 
+from offerings.models import Provider, ScrapeRun
 from tests.test_content import parse, visible_text
 
 ROOT = Path(settings.BASE_DIR)
@@ -278,3 +279,51 @@ def test_estimator_input_errors_are_chinese_on_chinese_pages_and_english_in_the_
     api = client.get("/api/estimate?params_b=-1&mode=train-fsdp&mfu=abc&nodes=0").json()
     assert api["fields"]["params_b"] == ["Must be greater than 0."]
     assert api["fields"]["mfu"] == ["Enter a number."]
+
+
+#: Latin words an interface label may keep in Chinese: names of technologies and units.
+LATIN_TERMS = {
+    "API", "AWS", "CNY", "CSV", "EFA", "GB", "GPU", "GPUDirect", "GPUs", "Gb", "GiB", "InfiniBand",
+    "JSON", "NVLink", "NVSwitch", "PCIe", "RDMA", "RoCE", "TCPX", "TCPXO", "USD", "eRDMA", "s",
+    "v2", "vCPU",
+}  # fmt: skip
+INTERFACE_TAGS = ("label", "legend", "th", "button", "dt", "caption", "option", "summary")
+CJK = re.compile(r"[\u3400-\u9fff\u3000-\u303f\uff00-\uffef]")
+
+
+def untranslated_interface_text(root) -> list[str]:
+    """Labels, headers, menu entries and terms with Latin words outside LATIN_TERMS and no
+    Chinese at all. Not data: the GPU, provider and region menus, nor links (names)."""
+    data = set()
+    for select in root.iter("select"):
+        if select.attrs.get("name") in ("gpu", "provider", "region"):
+            data |= {id(option) for option in select.iter("option")}
+    for tag in INTERFACE_TAGS:
+        for element in root.iter(tag):
+            if any(True for _ in element.iter("a")) or any(True for _ in element.iter("code")):
+                data.add(id(element))
+    found = []
+    for tag in INTERFACE_TAGS:
+        for element in root.iter(tag):
+            text = element.text()
+            if id(element) in data or not text or CJK.search(text):
+                continue
+            words = set(re.findall(r"[A-Za-z][A-Za-z0-9]*", text))
+            if words - LATIN_TERMS:
+                found.append(f"<{tag}> {text!r}")
+    return found
+
+
+@pytest.mark.parametrize("path", [*CHINESE_PAGES, "/zh-hans/estimate/"])
+def test_chinese_labels_headers_and_menus_are_in_chinese(client, catalog, path):
+    """Short interface words (a "Search" label, a run status, raw sort keys) that the msgid
+    check above is too coarse to see."""
+    ScrapeRun.objects.create(provider=Provider.objects.get(slug="aws"), status="succeeded")
+    response = client.get(path)
+    assert response.status_code == 200
+    found = untranslated_interface_text(parse(response.content.decode()))
+    assert not found, found
+    if path == "/zh-hans/providers/aws/":
+        assert "成功" in response.content.decode()  # the last run's status
+    if path.startswith("/zh-hans/instances/"):
+        assert ">请选择一项</option>" in response.content.decode()  # the report form's menu

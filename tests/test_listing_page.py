@@ -155,3 +155,26 @@ def test_multiple_choice_options_mark_the_chosen_escape_and_follow_the_data(clie
     assert "A&amp;B &lt;i&gt;&quot;x&quot;&lt;/i&gt;" in body
     assert "<i>" not in body.split('value="odd-one"', 1)[1].split("</option>", 1)[0]
     assert '<option value="l40s">' in body  # chosen before, not now
+
+
+def test_the_sort_menu_offers_every_key_both_ways_with_words_not_keys(client, catalog):
+    from offerings.filters import SORT_CHOICES, SORT_FIELDS
+
+    assert sorted(key for key, _ in SORT_CHOICES) == sorted(
+        [*SORT_FIELDS, *(f"-{key}" for key in SORT_FIELDS)]
+    )
+    body = client.get("/?sort=-gpu_count").content.decode()
+    assert '<option value="-gpu_count" selected>GPUs, most first</option>' in body
+    assert '<option value="price_gpu_hour">Price per GPU-hour, lowest first</option>' in body
+    assert ">price_gpu_hour<" not in body
+    assert ">-gpu<" not in body
+    chinese = client.get("/zh-hans/?sort=gpu").content.decode()
+    assert '<option value="gpu" selected>GPU 型号，A 到 Z</option>' in chinese
+
+
+def test_no_template_syntax_or_comment_reaches_a_page(client, catalog):
+    """A `{# #}` comment may not span lines (Django prints it); nor may any tag leak."""
+    for path in ("/", "/zh-hans/", "/?nvlink=true", "/instances/aws/ib-8x/", "/providers/aws/"):
+        body = client.get(path).content.decode()
+        for marker in ("{#", "#}", "{%", "%}", "{{", "}}"):
+            assert marker not in body, (path, marker)

@@ -76,3 +76,17 @@ def test_the_health_check_reports_the_database_and_an_unconfigured_broker(client
 
 def test_the_list_refuses_unsafe_methods(client, db):
     assert client.post("/").status_code == 405
+
+
+def test_templates_have_no_comment_spanning_lines():
+    """Django's `{# #}` ends on its own line; over several lines it is printed as text."""
+    from pathlib import Path
+
+    from django.conf import settings
+
+    found = []
+    for path in sorted(Path(settings.BASE_DIR, "templates").rglob("*.html")):
+        for number, line in enumerate(path.read_text().splitlines(), 1):
+            if line.count("{#") != line.count("#}"):
+                found.append(f"{path.name}:{number}")
+    assert not found, found
