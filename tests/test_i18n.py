@@ -327,3 +327,20 @@ def test_chinese_labels_headers_and_menus_are_in_chinese(client, catalog, path):
         assert "成功" in response.content.decode()  # the last run's status
     if path.startswith("/zh-hans/instances/"):
         assert ">请选择一项</option>" in response.content.decode()  # the report form's menu
+
+
+def test_curators_english_notes_are_marked_english_on_chinese_pages(client, catalog):
+    Provider.objects.filter(slug="aws").update(notes="Inter-node fabric is EFA.")
+    instance = catalog["ib"]
+    instance.notes, instance.setup_notes = "Eight GPUs on NVSwitch.", "Needs the plugin."
+    instance.save()
+    chinese = client.get("/zh-hans/providers/aws/").content.decode()
+    assert '<span lang="en">Inter-node fabric is EFA.</span>' in chinese
+    assert "（编者注，英文原文）" in chinese
+    assert "note, in English" not in client.get("/providers/aws/").content.decode()
+    detail = client.get(f"/zh-hans/instances/aws/{instance.slug}/").content.decode()
+    assert '<p lang="en">Eight GPUs on NVSwitch.</p>' in detail
+    assert '<span lang="en">Needs the plugin.</span>' in detail
+    assert "编者注保留英文原文" in detail
+    english = client.get(f"/instances/aws/{instance.slug}/").content.decode()
+    assert "kept in English" not in english
