@@ -90,3 +90,46 @@ def test_templates_have_no_comment_spanning_lines():
             if line.count("{#") != line.count("#}"):
                 found.append(f"{path.name}:{number}")
     assert not found, found
+
+
+@pytest.mark.parametrize(
+    ("path", "lang", "heading", "home"),
+    [
+        ("/no-such-page/", "en", "Page not found", 'href="/"'),
+        ("/instances/aws/no-such-type/", "en", "Page not found", 'href="/"'),
+        ("/zh-hans/no-such-page/", "zh-hans", "找不到该页面", 'href="/zh-hans/"'),
+    ],
+)
+def test_a_missing_page_is_the_sites_own_404_in_its_language(client, db, path, lang, heading, home):
+    response = client.get(path)
+    assert response.status_code == 404
+    body = response.content.decode()
+    assert f'<html lang="{lang}">' in body
+    assert f"<h1>{heading}</h1>" in body
+    assert f"<code>{path}</code>" in body
+    assert home in body  # the site's header and a way back
+    assert 'name="q"' in body  # and a search
+    assert '<meta name="robots" content="noindex">' in body
+    assert 'rel="canonical"' not in body  # no canonical URL for a page that does not exist
+    assert "hreflang=" not in body.split("</head>")[0]
+
+
+def test_the_404_escapes_the_path_it_shows(client, db):
+    body = client.get("/%3Cscript%3Ealert(1)%3C/script%3E/").content.decode()
+    assert "<script>alert(1)" not in body
+    assert "<code>/%3Cscript%3Ealert%281%29%3C/script%3E/</code>" in body  # Django quotes it
+
+
+def test_server_and_bad_request_errors_have_plain_pages_in_both_languages(rf):
+    """They render without the database, the request's context or the static manifest."""
+    from django.core.exceptions import SuspiciousOperation
+    from django.views.defaults import bad_request, server_error
+
+    for response in (server_error(rf.get("/")), bad_request(rf.get("/"), SuspiciousOperation())):
+        body = response.content.decode()
+        assert response.status_code in (400, 500)
+        assert "gpucatalog" in body
+        assert 'lang="zh-hans"' in body
+        assert 'href="/zh-hans/"' in body
+        assert "<style" not in body
+        assert "<script" not in body
