@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import os
+import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from unittest import mock
 from urllib.parse import urlsplit
 
 import pytest
@@ -11,6 +15,7 @@ from django.conf import settings
 from django.core.cache import caches
 from django.core.exceptions import ImproperlyConfigured
 from django.test import Client, override_settings
+from django_ratelimit import core as ratelimit_core
 
 from gpucatalog.settings import env_rate
 from offerings import openapi
@@ -18,15 +23,31 @@ from offerings import openapi
 pytestmark = pytest.mark.django_db
 
 
-def limited_settings(cache: dict, **rates: str) -> override_settings:
-    """Limits on, counted in a cache of the test's own (so no count leaks between tests)."""
+@contextmanager
+def limited_settings(cache: dict, **rates: str) -> Iterator[None]:
+    """Limits on, counted in a cache of the test's own (so no count leaks between tests).
+
+    Every count falls in the window of the second the block starts: a test whose requests
+    straddled the end of a one-minute window would start counting again and fail by chance.
+    """
     alias = f"ratelimit-{uuid.uuid4().hex[:8]}"
-    return override_settings(
-        RATELIMIT_ENABLE=True,
-        RATELIMIT_USE_CACHE=alias,
-        CACHES=settings.CACHES | {alias: cache},
-        **{"API_RATE": "3/m", "FEED_RATE": "2/m", "CORRECTION_RATE": "2/h"} | rates,
-    )
+    start = time.time()
+    real_window = ratelimit_core._get_window
+
+    def window_at_start(value, period):
+        with mock.patch("time.time", return_value=start):
+            return real_window(value, period)
+
+    with (
+        override_settings(
+            RATELIMIT_ENABLE=True,
+            RATELIMIT_USE_CACHE=alias,
+            CACHES=settings.CACHES | {alias: cache},
+            **{"API_RATE": "3/m", "FEED_RATE": "2/m", "CORRECTION_RATE": "2/h"} | rates,
+        ),
+        mock.patch.object(ratelimit_core, "_get_window", window_at_start),
+    ):
+        yield
 
 
 def local_cache() -> dict:
