@@ -203,8 +203,14 @@ def test_a_bad_correction_is_refused_and_nothing_is_saved(client, catalog, field
 
 def test_the_correction_form_needs_its_csrf_token(catalog):
     strict = Client(enforce_csrf_checks=True)
-    assert strict.post("/instances/aws/ib-8x/report/", GOOD_REPORT).status_code == 403
+    response = strict.post("/instances/aws/ib-8x/report/", GOOD_REPORT)
+    assert response.status_code == 403
     assert not CorrectionReport.objects.exists()
+    # The site's own page, saying what to do, in the page's language.
+    assert "<h1>The form could not be sent</h1>" in response.content.decode()
+    chinese = strict.post("/zh-hans/instances/aws/ib-8x/report/", GOOD_REPORT)
+    assert chinese.status_code == 403
+    assert "<h1>表单未能提交</h1>" in chinese.content.decode()
 
 
 def test_corrections_are_rate_limited_with_a_429(client, catalog):
