@@ -81,6 +81,7 @@ def test_prices_can_be_shown_in_cny(client, catalog):
     body = client.get("/?currency=CNY&provider=gcp").content.decode()
     assert "¥32.00" in body  # 4.00 USD per GPU-hour / 0.125
     assert "2025-10-21" in body or "Oct. 21, 2025" in body
+    assert "(1 CNY = 0.125 USD)" in body  # not the column's ten places, 0.1250000000
 
 
 def test_the_detail_page_of_a_row_opens_and_verda_redirects(client, catalog):
@@ -178,3 +179,15 @@ def test_no_template_syntax_or_comment_reaches_a_page(client, catalog):
         body = client.get(path).content.decode()
         for marker in ("{#", "#}", "{%", "%}", "{{", "}}"):
             assert marker not in body, (path, marker)
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [("0.1404760000", "0.140476"), ("7.0000", "7"), ("10", "10"), ("120.50", "120.5"), (None, "—")],
+)
+def test_plain_number_drops_trailing_zeros_without_an_exponent(value, shown):
+    from decimal import Decimal
+
+    from offerings.templatetags.catalog import plain_number
+
+    assert plain_number(None if value is None else Decimal(value)) == shown

@@ -25,6 +25,14 @@ def price(value: Decimal | None, currency: str = "USD") -> str:
 
 
 @register.filter
+def plain_number(value) -> str:
+    """A decimal without the column's trailing zeros or an exponent: 0.1404760000 -> 0.140476."""
+    if not isinstance(value, Decimal | int | float):
+        return "—"
+    return format(Decimal(str(value)).normalize(), "f")
+
+
+@register.filter
 def or_unknown(value) -> str:
     """Show a missing fact as 'unknown', never as blank or zero."""
     return _("unknown") if value in (None, "") else value
