@@ -289,3 +289,40 @@ def test_the_feed_answers_bad_filters_with_400(client, catalog):
 def test_a_new_offer_makes_a_first_seen_entry(client, catalog, region):
     make_offer(catalog["pcie"], region, price="7", kind="spot")
     assert feed_entries(client) == []  # no observations recorded by make_offer
+
+
+def test_the_detail_page_states_each_price_as_charged_without_padding(client, catalog):
+    from offerings.models import Region
+    from tests.conftest import make_offer
+
+    make_offer(
+        catalog["ib"],
+        Region.objects.get(code="us-east-1"),
+        price="27.1970",
+        kind="reserved",
+        term_months=12,
+    )
+    body = client.get("/instances/aws/ib-8x/").content.decode()
+    assert "<td>$24.00</td>" in body  # stored as 24.0000
+    assert "<td>$27.197</td>" in body  # never rounded away
+    assert "24.0000" not in body
+
+
+@pytest.mark.parametrize(
+    ("value", "currency", "shown"),
+    [
+        ("98.3200", "USD", "$98.32"),
+        ("27.1970", "USD", "$27.197"),
+        ("1234.5", "CNY", "¥1,234.50"),
+        ("0.0123", "USD", "$0.0123"),
+        ("100", "USD", "$100.00"),
+        ("12.00", "EUR", "EUR 12.00"),
+        (None, "USD", "—"),
+    ],
+)
+def test_exact_price(value, currency, shown):
+    from decimal import Decimal
+
+    from offerings.templatetags.catalog import exact_price
+
+    assert exact_price(None if value is None else Decimal(value), currency) == shown

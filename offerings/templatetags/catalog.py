@@ -25,6 +25,18 @@ def price(value: Decimal | None, currency: str = "USD") -> str:
 
 
 @register.filter
+def exact_price(value: Decimal | None, currency: str = "USD") -> str:
+    """The price as the provider states it, without the column's padding: `$98.32`, `$27.197`,
+    `¥1,234.50`; at least two decimal places, never rounded."""
+    if not isinstance(value, Decimal | int | float):
+        return "—"
+    amount = Decimal(str(value)).normalize()
+    if amount.as_tuple().exponent > -2:
+        amount = amount.quantize(Decimal("0.01"))
+    return f"{SYMBOLS.get(currency, currency + ' ')}{amount:,f}"
+
+
+@register.filter
 def plain_number(value) -> str:
     """A decimal without the column's trailing zeros or an exponent: 0.1404760000 -> 0.140476."""
     if not isinstance(value, Decimal | int | float):
