@@ -775,6 +775,16 @@ class Offer(models.Model):
                 condition=Q(is_active=True),
                 name="offer_current_price_idx",
             ),
+            # Price kind and continent filters (the row's matching offers, the count and both
+            # facets): an index-only scan of the current offers of those kinds in those regions,
+            # instead of every current offer of the regions read from the table. A third less SQL
+            # on a price-filtered page at 5,000 types (the README's figures).
+            models.Index(
+                fields=["kind", "region"],
+                include=["instance", "price_per_gpu_hour_usd", "available"],
+                condition=Q(is_active=True),
+                name="offer_current_kind_region_idx",
+            ),
         ]
 
     def __str__(self) -> str:
