@@ -473,7 +473,7 @@ class _Rows(HTMLParser):
         if tag == "tbody":
             self.in_body = True
         elif tag == "tr" and self.in_body:
-            self.current = {"start": self.getpos(), "text": [], "hrefs": []}
+            self.current = {"text": [], "hrefs": []}
             self.rows.append(self.current)
         elif tag == "a" and self.current is not None:
             self.current["hrefs"].extend(v for k, v in attrs if k == "href" and v)
@@ -494,22 +494,19 @@ def row_budget(page: bytes, fragment: bytes) -> dict:
     fragment) does not move when rows shrink; fragment F < 30% of F + R means F < 3R/7.
     """
     text = fragment.decode()
-    body = text[text.index("<tbody>") : text.index("</tbody>")]
+    body_bytes = len(text[text.index("<tbody>") : text.index("</tbody>")].encode())
     parser = _Rows()
     parser.feed(text)
     rows = [r for r in parser.rows if r["hrefs"]]  # not the "no match" row
     n = max(len(rows), 1)
     rest = len(page) - len(fragment)
     allowed = 3 * rest / 7
-    outside_rows = len(fragment) - len(body.encode())
-    visible = sorted(len(" ".join("".join(r["text"]).split()).encode()) for r in rows)
-    with_links = sorted(
-        len(" ".join("".join(r["text"]).split()).encode()) + sum(len(h) for h in r["hrefs"])
-        for r in rows
-    )
+    outside_rows = len(fragment) - body_bytes
+    visible = [len(" ".join("".join(r["text"]).split()).encode()) for r in rows]
+    with_links = [v + sum(len(h) for h in r["hrefs"]) for v, r in zip(visible, rows, strict=True)]
     return {
         "rows": len(rows),
-        "row_bytes_now": len(body.encode()) / n,
+        "row_bytes_now": body_bytes / n,
         "allowed_per_row": (allowed - outside_rows) / n,
         "visible_text_median": median(visible) if visible else 0,
         "text_and_links_median": median(with_links) if with_links else 0,

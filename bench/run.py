@@ -139,8 +139,12 @@ def main(argv: list[str] | None = None) -> int:
     keep = {"synthetic.json"} if "--skip-synthetic" in args else set()
     # A skipped generation keeps the figures of the one that made the catalog in the database.
     for path in RESULTS_DIR.glob("*") if RESULTS_DIR.exists() else []:
-        if path.name not in keep:
-            shutil.rmtree(path) if path.is_dir() else path.unlink()
+        if path.name in keep:
+            continue
+        if path.is_dir():
+            shutil.rmtree(path)
+        else:
+            path.unlink()
     crashed: dict[str, int] = {}
     wanted = [s for s in SCRIPTS if only is None or s in only]
 

@@ -2,9 +2,10 @@
 
 gunicorn bench.sqlfloor_wsgi:application, with BENCH_FLOOR_SQL naming a JSON list of the
 statements the default page ran (captured in-process, as plain SELECTs), BENCH_NOWORK_FILE the
-saved body and DATABASE_URL the benchmark database (bench_env sets it). Each request runs every statement
-through one psycopg connection per worker and fetches all rows, as the page does, then answers
-the saved bytes: no middleware, no forms, no ORM objects, no template.
+saved body (read by bench.nowork_wsgi) and DATABASE_URL the benchmark database (bench_env sets
+it). Each request runs every statement through one psycopg connection per worker and fetches all
+rows, as the page does, then answers the saved bytes: no middleware, no forms, no ORM objects, no
+template.
 
 Its throughput is the most any uncached render of that page can reach while it runs that SQL, so
 it says whether the "uncached >= 0.05x no-work" target is reachable by making Python faster.
@@ -15,14 +16,10 @@ import os
 
 import psycopg
 
-with open(os.environ["BENCH_NOWORK_FILE"], "rb") as handle:
-    BODY = handle.read()
+from bench.nowork_wsgi import BODY, HEADERS  # the same saved bytes and headers
+
 with open(os.environ["BENCH_FLOOR_SQL"], encoding="utf-8") as handle:
     STATEMENTS = json.load(handle)
-HEADERS = [
-    ("Content-Type", os.environ.get("BENCH_NOWORK_CONTENT_TYPE", "text/html; charset=utf-8")),
-    ("Content-Length", str(len(BODY))),
-]
 _connection = None  # opened after the fork, one per worker
 
 
