@@ -298,15 +298,12 @@ def untranslated_interface_text(root) -> list[str]:
     for select in root.iter("select"):
         if select.attrs.get("name") in ("gpu", "provider", "region"):
             data |= {id(option) for option in select.iter("option")}
-    for tag in INTERFACE_TAGS:
-        for element in root.iter(tag):
-            if any(True for _ in element.iter("a")) or any(True for _ in element.iter("code")):
-                data.add(id(element))
     found = []
     for tag in INTERFACE_TAGS:
         for element in root.iter(tag):
+            names = any(True for _ in element.iter("a")) or any(True for _ in element.iter("code"))
             text = element.text()
-            if id(element) in data or not text or CJK.search(text):
+            if id(element) in data or names or not text or CJK.search(text):
                 continue
             words = set(re.findall(r"[A-Za-z][A-Za-z0-9]*", text))
             if words - LATIN_TERMS:
