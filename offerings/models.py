@@ -777,8 +777,8 @@ class Offer(models.Model):
             ),
             # Price kind and continent filters (the row's matching offers, the count and both
             # facets): an index-only scan of the current offers of those kinds in those regions,
-            # instead of every current offer of the regions read from the table. A third less SQL
-            # on a price-filtered page at 5,000 types (the README's figures).
+            # instead of every current offer of the regions read from the table, once vacuum has
+            # set the visibility map (the README's figures; no gain right after a bulk load).
             models.Index(
                 fields=["kind", "region"],
                 include=["instance", "price_per_gpu_hour_usd", "available"],
