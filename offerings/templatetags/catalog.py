@@ -13,6 +13,11 @@ register = template.Library()
 SYMBOLS = {"USD": "$", "CNY": "¥"}
 
 
+def currency_prefix(currency: str) -> str:
+    """What goes before an amount: `$`, `¥`, or the code and a space (`EUR `)."""
+    return SYMBOLS.get(currency, currency + " ")
+
+
 @register.filter
 def price(value: Decimal | None, currency: str = "USD") -> str:
     """`$12.29` / `¥87.50`; an em dash for no figure."""
@@ -21,7 +26,7 @@ def price(value: Decimal | None, currency: str = "USD") -> str:
     value = Decimal(str(value))
     places = Decimal("0.01") if abs(value) >= Decimal("0.1") else Decimal("0.0001")
     amount = value.quantize(places, rounding=ROUND_HALF_EVEN)
-    return f"{SYMBOLS.get(currency, currency + ' ')}{amount:,}"
+    return f"{currency_prefix(currency)}{amount:,}"
 
 
 @register.filter
@@ -33,7 +38,7 @@ def exact_price(value: Decimal | None, currency: str = "USD") -> str:
     amount = Decimal(str(value)).normalize()
     if amount.as_tuple().exponent > -2:
         amount = amount.quantize(Decimal("0.01"))
-    return f"{SYMBOLS.get(currency, currency + ' ')}{amount:,f}"
+    return f"{currency_prefix(currency)}{amount:,f}"
 
 
 @register.filter
