@@ -236,6 +236,8 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
             ],
+            # The content package is not an app of its own: its tag library is named here.
+            "libraries": {"content": "offerings.content.templatetags"},
         },
     },
 ]

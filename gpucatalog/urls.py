@@ -2,17 +2,18 @@
 
 from django.conf.urls.i18n import i18n_patterns
 from django.contrib import admin
-from django.contrib.sitemaps.views import sitemap
 from django.urls import include, path
 
-from offerings import estimate_views, feeds, health, pages, views
+from offerings import feeds, health, views
+from offerings.content import urls as content_urls
+from offerings.estimator import urls as estimator_urls
 
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("healthz", health.healthz, name="healthz"),
     path("api/instances", views.api_instances, name="api-instances"),
     path("api/openapi.json", views.api_openapi, name="api-openapi"),
-    path("api/estimate", estimate_views.api_estimate, name="api-estimate"),
+    *estimator_urls.api_urlpatterns,
     path("feeds/price-changes/", feeds.price_changes, name="feed-price-changes"),
 ]
 
@@ -21,7 +22,4 @@ urlpatterns += i18n_patterns(
     prefix_default_language=False,
 )
 
-urlpatterns += [
-    path("sitemap.xml", sitemap, {"sitemaps": pages.SITEMAPS}, name="sitemap"),
-    path("robots.txt", pages.robots_txt, name="robots-txt"),
-]
+urlpatterns += content_urls.unprefixed_urlpatterns

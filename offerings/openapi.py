@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django import forms
 
-from offerings.estimator import (
+from offerings.estimator.core import (
     BATCH_MAX,
     CONTEXT_TOKENS_MAX,
     KV_BYTES_MAX,

@@ -1,6 +1,8 @@
 from django.urls import path
 
-from offerings import estimate_views, pages, views
+from offerings import views
+from offerings.content import urls as content_urls
+from offerings.estimator import urls as estimator_urls
 
 app_name = "offerings"
 
@@ -15,11 +17,6 @@ urlpatterns = [
     path("compare/", views.compare, name="compare"),
     path("gpus/<slug:slug>/", views.gpu_detail, name="gpu-detail"),
     path("providers/<slug:slug>/", views.provider_detail, name="provider-detail"),
-    path("estimate/", estimate_views.estimate_page, name="estimate"),
-]
-
-urlpatterns += [
-    path("learn/nvlink-vs-infiniband/", pages.learn, name="learn"),
-    path("faq/", pages.faq, name="faq"),
-    path("about/data/", pages.about_data, name="about-data"),
+    *estimator_urls.urlpatterns,
+    *content_urls.urlpatterns,
 ]

@@ -23,7 +23,7 @@ from django.core.management import call_command
 from django.utils.translation.template import templatize
 
 from offerings.models import Provider, ScrapeRun
-from tests.test_content import parse, visible_text
+from tests.content.test_content import parse, visible_text
 
 ROOT = Path(settings.BASE_DIR)
 PO_FILE = ROOT / "locale" / "zh_Hans" / "LC_MESSAGES" / "django.po"

@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from tests.test_estimate_views import make_cluster
+from tests.estimator.test_views import make_cluster
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -31,7 +31,7 @@ from django.core.management.base import BaseCommand, CommandError
 from pydantic import AnyHttpUrl, BaseModel, ConfigDict, Field
 from pydantic import ValidationError as SchemaError
 
-from offerings import facts
+from offerings.content import facts
 from offerings.schemas import (
     ExchangeRateCatalog,
     GpuCatalog,

@@ -1,6 +1,6 @@
 """The explainer's diagrams as server-rendered SVG: no script, no inline style (the CSP forbids
 both); shapes carry classes styled in static/css/content.css, labels go through gettext and
-`escape`, and every bar length comes from `offerings.facts`.
+`escape`, and every bar length comes from `offerings.content.facts`.
 """
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import gettext as _
 
-from offerings.content import format_figure
-from offerings.facts import stated_figures
+from offerings.content.facts import stated_figures
+from offerings.content.markup import format_figure
 
 
 def _text(x: float, y: float, text: str, cls: str = "label", anchor: str = "middle") -> str:

@@ -1,6 +1,6 @@
 """The explainer, the FAQ, the about-the-data page, the sitemap and robots.txt.
 
-Figures stated in content come from `offerings.facts` and must agree with the shipped catalog;
+Figures stated in content come from `offerings.content.facts` and must agree with the shipped catalog;
 every pre-filtered link must return rows from it; the FAQ's JSON-LD must say what the page says.
 """
 
@@ -22,17 +22,17 @@ from django.core.management import call_command
 from django.urls import get_resolver, reverse
 from django.utils import translation
 
-from offerings import facts, faq
-from offerings.content import (
+from offerings.content import facts, faq
+from offerings.content.markup import (
     TABLE_LINKS,
     count_matches,
     render_markup,
     table_link_counts,
     table_url,
 )
+from offerings.content.views import NOT_IN_SITEMAP, route_exists
 from offerings.management.commands import lint_catalog
 from offerings.models import ExchangeRate, Fabric, GpuLink, InstanceType
-from offerings.pages import NOT_IN_SITEMAP, route_exists
 
 CONTENT_PAGES = ("/learn/nvlink-vs-infiniband/", "/faq/", "/about/data/")
 LANGUAGES = {"en": "", "zh-hans": "/zh-hans"}
@@ -398,7 +398,7 @@ def test_the_faq_json_ld_parses_and_says_what_the_page_shows(client, shipped, la
 
 
 def test_the_json_ld_cannot_close_its_script_element():
-    from offerings.templatetags.content import ld_json
+    from offerings.content.templatetags import ld_json
 
     text = ld_json({"text": "</script><script>alert(1)</script> & <b>"})
     assert "<" not in text

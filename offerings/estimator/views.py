@@ -1,7 +1,7 @@
 """The estimator's page `/estimate/` and `GET /api/estimate` (CONTRACT.md, `/api/estimate`).
 
 Catalog rows become `InstanceSpec`s, the query string a `Job` (`parse_job`), and
-`offerings.estimator.estimate()` does the rest. Page and API go through `run_estimate()`, so they
+`offerings.estimator.core.estimate()` does the rest. Page and API go through `run_estimate()`, so they
 show the same numbers: every float in the output is rounded to 6 significant digits, once.
 """
 
@@ -23,7 +23,12 @@ from django.utils.translation import gettext, gettext_noop, ngettext, pgettext
 from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_safe
 
-from offerings.estimator import (
+from offerings.estimator.calibration import (
+    CALIBRATION_POINTS,
+    CalibrationPoint,
+    calibration_report,
+)
+from offerings.estimator.core import (
     FORMULA_MESSAGES,
     GIB,
     JOB_KEYS,
@@ -38,11 +43,6 @@ from offerings.estimator import (
     estimate,
     intra_link,
     parse_job,
-)
-from offerings.estimator_calibration import (
-    CALIBRATION_POINTS,
-    CalibrationPoint,
-    calibration_report,
 )
 from offerings.filters import ListingQuery, parse_instance_ids, parse_listing_query
 from offerings.listing import attach_row_offers, detail_path, offer_usd
@@ -378,7 +378,7 @@ def _reasons(reasons: Iterable[Phrase]) -> str:
 def render_phrase(phrase: Phrase) -> str:
     """A reason or verdict of the estimator in the active language.
 
-    The English msgids are the API's sentences (`offerings.estimator.english`), so the English
+    The English msgids are the API's sentences (`offerings.estimator.core.english`), so the English
     page shows exactly the API's `reason` and `verdict`; numbers follow the language's format.
     """
     p, code = phrase.params, phrase.code

@@ -3,7 +3,7 @@
 - `TABLE_LINKS`: every pre-filtered view of the table a sentence may point at, by slug, with the
   contract's query parameters. `table_link_counts()` counts the matching instance types (one
   `COUNT` per link, cached for a few minutes, the same for both languages).
-- Figures come from `offerings.facts` and are rendered with their source as the link.
+- Figures come from `offerings.content.facts` and are rendered with their source as the link.
 - `render_markup()` turns the FAQ's plain text into HTML: `[text](https://...)` is a source link,
   `[text](table:slug)` a table link with its live count, `{name}` a figure, `` `x` `` code.
 """
@@ -23,7 +23,7 @@ from django.utils.html import escape, format_html
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import gettext
 
-from offerings.facts import Figure, stated_figures
+from offerings.content.facts import Figure, stated_figures
 from offerings.filters import parse_listing_query
 
 Absolute = Callable[[str], str]

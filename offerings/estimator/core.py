@@ -19,7 +19,7 @@ Model, in short (see FORMULAS for the exact text shown on the page):
   figure / 2; PCIe by generation (PCIE_GBYTES_PER_S) when there is no NVLink, or when the NVLink
   domain is smaller than the node (bridge pairs: the ring crosses PCIe); fabric = back-end Gb/s / 8 /
   GPUs per node. Each is multiplied by the efficiency factor of its link kind (EFFICIENCY), fitted
-  to published nccl-tests bus bandwidths in `offerings.estimator_calibration`.
+  to published nccl-tests bus bandwidths in `offerings.estimator.calibration`.
 * Groups: m GPUs talk over the intra link (the node, or a whole NVLink domain when it spans nodes,
   as in GB200 NVL72, up to its size); D = ceil(G / m) such groups talk over the fabric.
 * A collective pass over S bytes (one reduce-scatter or one all-gather) costs, hierarchically,
@@ -47,7 +47,7 @@ def gettext_noop(message: str) -> str:
     """Mark an English string for translation without translating it: this module has no Django.
 
     `makemessages` extracts the argument of every call named gettext_noop, so the page
-    (offerings.estimate_views) can show the constant through gettext while the API keeps it as is.
+    (offerings.estimator.views) can show the constant through gettext while the API keeps it as is.
     """
     return message
 
@@ -70,7 +70,7 @@ FABRIC_KINDS: tuple[str, ...] = ("infiniband", "roce", "efa", "erdma", "tcpx", "
 LINK_KINDS: tuple[str, ...] = (*GROUP_LINK_KINDS, *FABRIC_KINDS)
 
 #: Efficiency factor per link kind: bus bandwidth collectives reach / raw per-direction figure.
-#: Fitted by `offerings.estimator_calibration.fit_efficiency` (least squares on log busbw) to the
+#: Fitted by `offerings.estimator.calibration.fit_efficiency` (least squares on log busbw) to the
 #: published nccl-tests results recorded in CALIBRATION_POINTS there, running the model at each
 #: test's own configuration; tests/test_estimator.py checks these equal a fresh fit (to 0.01).
 #: Fitted at 1 GiB messages, the size of one transformer block's FSDP all-gather for 10-100B
@@ -334,7 +334,7 @@ class Job:
 class Phrase:
     """One reason or verdict as a code and its values, so the page can say it in its language.
 
-    `english()` writes it as the API's `reason` and `verdict` text; offerings.estimate_views
+    `english()` writes it as the API's `reason` and `verdict` text; offerings.estimator.views
     renders the same phrase through gettext. Values are unrounded numbers, link kinds, names of
     unknown figures, or nested phrases (a verdict quotes its reasons and its slowest stage).
     """

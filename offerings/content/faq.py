@@ -1,8 +1,8 @@
 """The FAQ in English and Simplified Chinese: one structure renders the page and its JSON-LD.
 
-Answers are paragraphs in the small markup of `offerings.content.render_markup`: source links
+Answers are paragraphs in the small markup of `offerings.content.markup.render_markup`: source links
 `[text](https://...)`, table links `[text](table:slug)` (see `TABLE_LINKS`), figures `{name}`
-(see `offerings.facts.stated_figures`) and `` `code` ``. Both languages list the same questions
+(see `offerings.content.facts.stated_figures`) and `` `code` ``. Both languages list the same questions
 in the same order, under the same slugs (the anchors on the page).
 """
 
@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from django.utils.safestring import SafeString
 
-from offerings.content import Absolute, render_markup
+from offerings.content.markup import Absolute, render_markup
 
 NCCL_ENV = "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html"
 NCCL_TROUBLESHOOTING = (

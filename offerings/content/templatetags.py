@@ -3,7 +3,7 @@
 - `{% capture as name %}...{% endcapture %}` renders its body once into a variable (base.html
   uses it to show the title block in `<title>` and in Open Graph).
 - `{% tablelink "slug" %}text{% endtablelink %}`: text linked to the pre-filtered table, with the
-  live count; `{% fig "nvlink4" %}`: a figure from `offerings.facts`, linked to its source
+  live count; `{% fig "nvlink4" %}`: a figure from `offerings.content.facts`, linked to its source
   (`{% figtext "nvlink4" %}` without the link, for use inside another link).
 - `{% translated_path "zh-hans" %}`: the current page (query included) in another language;
   `{% alternate_links %}`: canonical URL plus hreflang alternates.
@@ -22,8 +22,8 @@ from django.urls import translate_url
 from django.utils.html import format_html_join
 from django.utils.safestring import SafeString, mark_safe
 
-from offerings.content import absolute_url, figure_html, format_figure, table_link_html
-from offerings.facts import stated_figures
+from offerings.content.facts import stated_figures
+from offerings.content.markup import absolute_url, figure_html, format_figure, table_link_html
 
 register = template.Library()
 

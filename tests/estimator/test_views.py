@@ -12,9 +12,9 @@ from decimal import Decimal
 import pytest
 from django.core.management import call_command
 
-from offerings.estimate_views import configuration_msgid, format_usd, rounded
-from offerings.estimator import FabricSpec, GpuLinkSpec, InstanceSpec, Job, estimate
-from offerings.estimator_calibration import CALIBRATION_POINTS
+from offerings.estimator.calibration import CALIBRATION_POINTS
+from offerings.estimator.core import FabricSpec, GpuLinkSpec, InstanceSpec, Job, estimate
+from offerings.estimator.views import configuration_msgid, format_usd, rounded
 from offerings.models import GpuModel, Provider, Region
 from tests.conftest import NVSWITCH_8, make_instance, make_offer
 

@@ -20,9 +20,10 @@ from django.utils.translation import get_language
 from django.views.decorators.cache import cache_control
 from django.views.decorators.http import require_safe
 
-from offerings import content_diagrams, facts
-from offerings.content import absolute_url, figure_html
-from offerings.faq import faq_entries, faq_jsonld
+from offerings.content import diagrams as content_diagrams
+from offerings.content import facts
+from offerings.content.faq import faq_entries, faq_jsonld
+from offerings.content.markup import absolute_url, figure_html
 from offerings.models import ExchangeRate, GpuModel, InstanceType, Provider, RunStatus, ScrapeRun
 
 CONTENT_MAX_AGE = 300  # seconds; the live counts on these pages are cached as long

@@ -10,7 +10,12 @@ from types import SimpleNamespace
 
 import pytest
 
-from offerings.estimator import (
+from offerings.estimator.calibration import (
+    CALIBRATION_POINTS,
+    calibration_report,
+    fit_efficiency,
+)
+from offerings.estimator.core import (
     DEFAULT_CONSTANTS,
     EFFICIENCY,
     FORMULAS,
@@ -25,11 +30,6 @@ from offerings.estimator import (
     estimate_training,
     parse_job,
     plan,
-)
-from offerings.estimator_calibration import (
-    CALIBRATION_POINTS,
-    calibration_report,
-    fit_efficiency,
 )
 
 GIB = 2**30
@@ -636,7 +636,7 @@ def test_absurd_but_valid_sizes_give_finite_numbers_not_overflows() -> None:
 
 
 def test_training_rows_without_an_estimate_rank_after_every_estimated_row():
-    from offerings.estimator import _sort_key
+    from offerings.estimator.core import _sort_key
 
     priced_unknown = SimpleNamespace(
         cost_per_billion_tokens_usd=None,

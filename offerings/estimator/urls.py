@@ -1,0 +1,13 @@
+"""The estimator's URLs: the page (under the language prefix) and its JSON API (unprefixed)."""
+
+from django.urls import path
+
+from offerings.estimator import views
+
+urlpatterns = [
+    path("estimate/", views.estimate_page, name="estimate"),
+]
+
+api_urlpatterns = [
+    path("api/estimate", views.api_estimate, name="api-estimate"),
+]
