@@ -166,6 +166,10 @@ class ReviewStatus(models.TextChoices):
 class Provider(Curated):
     Kind = ProviderKind
 
+    # Other names a provider is known by, accepted wherever a provider slug is (Verda is
+    # DataCrunch's new name). Filters, URLs and the scraper registry all read this one table.
+    ALIASES = {"verda": "datacrunch"}
+
     slug = models.SlugField(max_length=40, unique=True)
     name = models.CharField(max_length=100)
     website = models.URLField(max_length=300, validators=[validate_http_url])
@@ -843,6 +847,10 @@ class ScrapeRun(models.Model):
     """One refresh of one provider: its outcome, counts and every error and rejected row."""
 
     Status = RunStatus
+
+    # The Celery task that refreshes one provider, by name: the admin's "refresh now" and the
+    # beat schedule send it without importing `providers` (which depends on this app).
+    REFRESH_TASK = "providers.tasks.refresh_provider"
 
     provider = models.ForeignKey(Provider, on_delete=models.CASCADE, related_name="runs")
     started_at = models.DateTimeField(default=timezone.now)
