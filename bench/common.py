@@ -4,7 +4,7 @@ The benchmarks never read the caller's DATABASE_URL, REDIS_URL or CELERY_BROKER_
 against their own database (BENCH_DATABASE_URL, default `gpucatalog_bench` on 127.0.0.1:5432)
 and their own Redis database (BENCH_REDIS_URL, default DB 9), so they never touch anyone else's
 data. The environment is the same whatever DJANGO_ENV says: DEBUG off, rate limits off
-(CONTRACT.md: "off in test and benchmark settings"), no SSL redirect, local host names allowed.
+(as the README's public interface section says), no SSL redirect, local host names allowed.
 """
 
 from __future__ import annotations

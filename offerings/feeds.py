@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from django.contrib.syndication.views import Feed
 from django.db.models import OuterRef, Subquery
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse
 from django.urls import reverse
 from django.utils.feedgenerator import Atom1Feed
 from django.views.decorators.http import require_safe
 
-from offerings.filters import ListingQuery, parse_listing_query
+from offerings.filters import ListingQuery, invalid_parameters, parse_listing_query
 from offerings.models import InstanceType, Offer, PriceObservation
 
 FEED_ITEMS = 50
@@ -41,7 +41,10 @@ class PriceChangesFeed(Feed):
         if conditions is not None:
             offers = offers.filter(conditions)
         newest = list(
-            PriceObservation.objects.filter(offer__in=offers.values("pk"))
+            # An undated observation (its source shows no date) has no place in a dated feed.
+            PriceObservation.objects.filter(
+                offer__in=offers.values("pk"), observed_at__isnull=False
+            )
             .select_related("offer__instance__provider", "offer__region")
             .order_by("-observed_at", "-pk")[:FEED_ITEMS]
         )
@@ -103,5 +106,5 @@ def price_changes(request: HttpRequest) -> HttpResponse:
     """Validate the filter parameters first: a bad one is a 400, never a 500 or an empty feed."""
     listing = parse_listing_query(request.GET)
     if not listing.is_valid:
-        return JsonResponse({"error": "invalid_parameters", "fields": listing.errors}, status=400)
+        return invalid_parameters(listing.errors)
     return PriceChangesFeed()(request, listing=listing)

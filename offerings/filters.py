@@ -1,6 +1,6 @@
 """The one FilterSet behind the filter page, the JSON API, the exports and the feed.
 
-It owns parsing, validation and the ordering whitelist (see CONTRACT.md, "Filter parameters").
+It owns parsing, validation and the ordering whitelist (the README's public interface section).
 `parse_listing_query()` applies the contract's rules about names and repeated keys first, then
 hands the remaining values to `InstanceFilterSet`.
 """
@@ -24,11 +24,12 @@ from django.db.models import (
     Value,
     When,
 )
-from django.http import QueryDict
+from django.http import JsonResponse, QueryDict
 from django.utils.translation import gettext, gettext_lazy
 
 from offerings.models import (
     FabricTechnology,
+    FactBasis,
     Geo,
     GpuModel,
     InstanceType,
@@ -40,8 +41,7 @@ from offerings.models import (
     Region,
 )
 
-REPEATABLE = frozenset({"gpu", "provider", "region", "fabric", "price_kind"})
-PROVIDER_ALIASES = {"verda": "datacrunch"}
+REPEATABLE = frozenset({"gpu", "provider", "region", "fabric", "price_kind", "basis"})
 PAGE_SIZE_DEFAULT = 50
 PAGE_SIZE_MAX = 200
 DISPLAY_CURRENCIES = ("USD", "CNY")
@@ -71,6 +71,33 @@ SORT_CHOICES = [
 ]
 NVLINK_TECHNOLOGIES = (LinkTechnology.NVLINK, LinkTechnology.INFINITY_FABRIC)
 PARTIAL_TOPOLOGIES = (LinkTopology.BRIDGE, LinkTopology.MESH, LinkTopology.HYBRID_CUBE_MESH)
+
+
+def _link_basis(*fields: str):
+    return lambda bases: Q(**{f"gpu_link__basis__{f}__in": bases for f in fields})
+
+
+def _fabric_basis(*fields: str):
+    return lambda bases: Q(**{f"fabric__basis__{f}__in": bases for f in fields})
+
+
+def _nvswitch_basis(bases: list[str]) -> Q:
+    # A verified absence of a link rests on its technology alone; a switch on all three facts.
+    return _link_basis("technology")(bases) & (
+        Q(gpu_link__technology=LinkTechnology.NONE) | _link_basis("topology", "domain_size")(bases)
+    )
+
+
+# Each interconnect filter and the facts it rests on (the `basis` filter restricts these).
+BASIS_CONDITIONS = {
+    "nvlink": _link_basis("technology"),
+    "nvswitch": _nvswitch_basis,
+    "nvlink_bw_min": _link_basis("bandwidth_gbytes_per_s"),
+    "fabric": _fabric_basis("technology"),
+    "fabric_gbps_min": _fabric_basis("bandwidth_gbits_per_s"),
+    "gpudirect_rdma": _fabric_basis("gpudirect_rdma"),
+    "multi_node": _fabric_basis("multi_node"),
+}
 
 
 class StrictBooleanField(forms.ChoiceField):
@@ -165,6 +192,9 @@ class InstanceFilterSet(django_filters.FilterSet):
         method=_noop, min_value=0, max_value=1_000_000, label="Max USD per GPU-hour"
     )
     sort = django_filters.ChoiceFilter(choices=SORT_CHOICES, method=_noop, label="Sort")
+    basis = django_filters.MultipleChoiceFilter(
+        choices=FactBasis.choices, method=_noop, label="Count facts of these bases"
+    )
 
     class Meta:
         model = InstanceType
@@ -218,6 +248,21 @@ class InstanceFilterSet(django_filters.FilterSet):
         )
         return queryset.filter(known_not)
 
+    def filter_bases(self, queryset: QuerySet, skip: frozenset[str]) -> QuerySet:
+        """Count only facts of the chosen bases: a fact of another basis is as good as unknown.
+
+        Each interconnect filter given must rest on facts of those bases; without `basis` (or
+        with all three) every known fact counts.
+        """
+        bases = self.form.cleaned_data.get("basis") or []
+        if not bases or set(bases) >= set(FactBasis.values):
+            return queryset
+        for name, condition in BASIS_CONDITIONS.items():
+            value = self.form.cleaned_data.get(name)
+            if name not in skip and value not in (None, "", [], ()):
+                queryset = queryset.filter(condition(list(bases)))
+        return queryset
+
     # -- prices and order ------------------------------------------------------------------------
 
     def price_conditions(self, skip: frozenset[str] = frozenset()) -> Q | None:
@@ -264,6 +309,7 @@ class InstanceFilterSet(django_filters.FilterSet):
         for name, value in self.form.cleaned_data.items():
             if name in self.filters and name not in skip:  # the form also holds options
                 queryset = self.filters[name].filter(queryset, value)
+        queryset = self.filter_bases(queryset, skip)
         conditions = self.price_conditions(skip)
         if prices and conditions is not None:
             queryset = queryset.filter(Exists(self.matching_offers(conditions)))
@@ -362,7 +408,7 @@ def parse_listing_query(
             errors[name] = [gettext("Give this parameter once.")]
             continue
         if name == "provider":
-            given = [PROVIDER_ALIASES.get(value, value) for value in given]
+            given = [Provider.ALIASES.get(value, value) for value in given]
         if given:
             data.setlist(name, given)
     if queryset is None:
@@ -372,6 +418,11 @@ def parse_listing_query(
         for name, messages in filterset.form.errors.items():
             errors.setdefault(name, []).extend(str(message) for message in messages)
     return ListingQuery(filterset=filterset, errors=errors)
+
+
+def invalid_parameters(errors: dict[str, list[str]]) -> JsonResponse:
+    """The JSON APIs' answer to bad parameters: 400, naming every bad one with its messages."""
+    return JsonResponse({"error": "invalid_parameters", "fields": errors}, status=400)
 
 
 def parse_instance_ids(
@@ -398,7 +449,7 @@ def parse_instance_ids(
     for token in tokens:
         if "/" in token:
             provider, _, slug = token.partition("/")
-            pairs.append((PROVIDER_ALIASES.get(provider, provider), slug))
+            pairs.append((Provider.ALIASES.get(provider, provider), slug))
     condition = Q(pk__in=numeric)
     for provider, slug in pairs:
         condition |= Q(provider__slug=provider, slug=slug)
@@ -410,7 +461,7 @@ def parse_instance_ids(
     resolved, unknown = [], []
     for token in tokens:
         provider, sep, slug = token.partition("/")
-        key = f"{PROVIDER_ALIASES.get(provider, provider)}/{slug}" if sep else token
+        key = f"{Provider.ALIASES.get(provider, provider)}/{slug}" if sep else token
         if key in by_key:
             resolved.append(by_key[key])
         else:

@@ -14,8 +14,9 @@ from decimal import ROUND_HALF_EVEN, Decimal
 
 from django.urls import reverse
 
+from offerings import platform
 from offerings.models import InstanceType, LinkTechnology, Offer
-from offerings.services import RateTable
+from offerings.money import RateTable
 
 FOUR_PLACES = Decimal("0.0001")
 USD = "USD"
@@ -56,6 +57,13 @@ def offer_usd(offer: Offer, gpu_count: int, rates: RateTable) -> tuple[Decimal |
     return per_hour, per_hour / gpu_count
 
 
+def iso_utc(moment: datetime | None) -> str | None:
+    """ISO-8601 in UTC with a Z, or None for a price whose source shows no date."""
+    if moment is None:
+        return None
+    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
 def serialize_offer(offer: Offer, gpu_count: int, rates: RateTable, now: datetime) -> dict:
     per_hour, per_gpu_hour = offer_usd(offer, gpu_count, rates)
     item = {
@@ -65,7 +73,7 @@ def serialize_offer(offer: Offer, gpu_count: int, rates: RateTable, now: datetim
         "price_per_hour": money(per_hour),
         "price_per_gpu_hour": money(per_gpu_hour),
         "currency": USD,
-        "observed_at": offer.observed_at.astimezone(UTC).isoformat().replace("+00:00", "Z"),
+        "observed_at": iso_utc(offer.observed_at),
         "is_stale": offer.is_stale(now),
         "available": offer.available,
     }
@@ -78,6 +86,15 @@ def serialize_offer(offer: Offer, gpu_count: int, rates: RateTable, now: datetim
     return item
 
 
+def known_basis(basis: dict, values: dict) -> dict:
+    """The basis of each known field of an API object (an unknown field has no key)."""
+    return {
+        name: basis[name]
+        for name, value in values.items()
+        if name in basis and value is not None and value != "unknown"
+    }
+
+
 def serialize_link(instance: InstanceType) -> dict | None:
     link = getattr(instance, "gpu_link", None)
     if link is None:
@@ -87,16 +104,26 @@ def serialize_link(instance: InstanceType) -> dict | None:
             "topology": None,
             "domain_size": None,
             "bandwidth_gbytes_per_s": None,
+            "basis": {},
         }
     if link.technology == LinkTechnology.NONE:
         return None
-    return {
+    values = {
         "technology": link.technology,
         "generation": link.generation,
         "topology": link.topology or None,
         "domain_size": link.domain_size,
         "bandwidth_gbytes_per_s": link.bandwidth_gbytes_per_s,
     }
+    return values | {"basis": known_basis(link.basis, values)}
+
+
+def gpu_link_of(instance: InstanceType) -> tuple[str, str | None]:
+    """`gpu_link` and its basis: none (verified PCIe only), nvlink, infinity-fabric or unknown."""
+    link = getattr(instance, "gpu_link", None)
+    if link is None or link.technology == LinkTechnology.UNKNOWN:
+        return "unknown", None
+    return link.technology, link.basis.get("technology")
 
 
 def serialize_fabric(instance: InstanceType) -> dict:
@@ -104,8 +131,8 @@ def serialize_fabric(instance: InstanceType) -> dict:
     if fabric is None:
         return dict.fromkeys(
             ["bandwidth_gbits_per_s", "nics", "gpudirect_rdma", "multi_node", "max_nodes"]
-        ) | {"technology": "unknown"}
-    return {
+        ) | {"technology": "unknown", "basis": {}}
+    values = {
         "technology": fabric.technology,
         "bandwidth_gbits_per_s": fabric.bandwidth_gbits_per_s,
         "nics": fabric.nics,
@@ -113,6 +140,7 @@ def serialize_fabric(instance: InstanceType) -> dict:
         "multi_node": fabric.multi_node,
         "max_nodes": fabric.max_nodes,
     }
+    return values | {"basis": known_basis(fabric.basis, values)}
 
 
 def sources_of(instance: InstanceType) -> list[str]:
@@ -137,9 +165,10 @@ def detail_path(instance: InstanceType) -> str:
 def serialize_instance(
     instance: InstanceType, rates: RateTable, now: datetime, build_absolute_uri
 ) -> dict:
-    """The API's shape of one row (CONTRACT.md, "JSON API")."""
+    """The API's shape of one row (the README's public interface, "JSON API")."""
     count = instance.gpu_count
     row_offer = getattr(instance, "row_offer", None)
+    gpu_link, gpu_link_basis = gpu_link_of(instance)
     return {
         "id": instance.pk,
         "provider": instance.provider.slug,
@@ -152,6 +181,8 @@ def serialize_instance(
         "ram_gib": float(instance.ram_gib) if instance.ram_gib is not None else None,
         "nvlink": serialize_link(instance),
         "fabric": serialize_fabric(instance),
+        "gpu_link": gpu_link,
+        "gpu_link_basis": gpu_link_basis,
         "price": serialize_offer(row_offer, count, rates, now) if row_offer else None,
         "prices": [serialize_offer(o, count, rates, now) for o in instance.current_offers],
         "sources": sources_of(instance),
@@ -195,16 +226,25 @@ def flatten(item: dict, currency: str, rates: RateTable) -> dict:
             continue
         if isinstance(value, dict):
             for inner, inner_value in value.items():
-                flat[f"{key}_{inner}"] = inner_value
+                if inner == "basis":  # one column per field, whether known or not
+                    for name in BASIS_COLUMNS[key]:
+                        flat[f"{key}_basis_{name}"] = inner_value.get(name)
+                else:
+                    flat[f"{key}_{inner}"] = inner_value
         elif key == "nvlink" and value is None:
             for inner in ("technology", "generation", "topology", "domain_size"):
                 flat[f"nvlink_{inner}"] = "none" if inner == "technology" else None
             flat["nvlink_bandwidth_gbytes_per_s"] = None
+            for name in BASIS_COLUMNS["nvlink"]:
+                flat[f"nvlink_basis_{name}"] = None
         elif isinstance(value, list):
             flat[key] = " ".join(value)
         else:
             flat[key] = value
     return flat
+
+
+BASIS_COLUMNS = {"nvlink": platform.LINK_FIELDS, "fabric": platform.FABRIC_FIELDS}
 
 
 def render_csv(items: list[dict], currency: str, rates: RateTable) -> str:
@@ -242,6 +282,7 @@ EMPTY_ITEM = {
         "topology": None,
         "domain_size": None,
         "bandwidth_gbytes_per_s": None,
+        "basis": {},
     },
     "fabric": {
         "technology": None,
@@ -250,7 +291,10 @@ EMPTY_ITEM = {
         "gpudirect_rdma": None,
         "multi_node": None,
         "max_nodes": None,
+        "basis": {},
     },
+    "gpu_link": None,
+    "gpu_link_basis": None,
     "price": None,
     "prices": [],
     "sources": [],

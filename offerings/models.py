@@ -14,11 +14,15 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
+from django.core.exceptions import ValidationError
 from django.core.validators import URLValidator
 from django.db import models
 from django.db.models import F, Q
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
+
+from offerings.platform import FABRIC_BASIS_FIELDS, LINK_FIELDS
+from offerings.schemas import NON_RDMA_FABRICS, RDMA_FABRICS
 
 # -- shared choices -------------------------------------------------------------------------------
 
@@ -123,6 +127,39 @@ class LinkTopology(models.TextChoices):
     UNKNOWN = "unknown", _("Unknown")
 
 
+class FactBasis(models.TextChoices):
+    """Why the catalog believes a fact (see offerings.platform)."""
+
+    PROVIDER = "provider", _("Stated by the provider")
+    PLATFORM = "platform", _("Follows from the vendor's platform")
+    THIRD_PARTY = "third-party", _("Third party")
+
+
+def validate_basis_map(value, fields: tuple[str, ...]) -> None:
+    """A basis map names fields of its row and gives each a known basis."""
+    if not isinstance(value, dict):
+        raise ValidationError(
+            {"basis": 'Give an object of field name -> basis, e.g. {"technology": "provider"}.'}
+        )
+    unknown = sorted(set(value) - set(fields))
+    if unknown:
+        raise ValidationError(
+            {"basis": f"No such field: {', '.join(unknown)}. Fields: {', '.join(fields)}."}
+        )
+    wrong = sorted(name for name, basis in value.items() if basis not in FactBasis.values)
+    if wrong:
+        raise ValidationError(
+            {"basis": f"{', '.join(wrong)}: a basis is one of {', '.join(FactBasis.values)}."}
+        )
+
+
+def basis_map_help(what: str) -> str:
+    return (
+        f"Field name -> basis (provider, platform or third-party) of each known {what} fact; "
+        "an unknown field has no key."
+    )
+
+
 class FabricTechnology(models.TextChoices):
     INFINIBAND = "infiniband", _("InfiniBand")
     ROCE = "roce", _("RoCE v2")
@@ -137,6 +174,9 @@ class OfferKind(models.TextChoices):
     ON_DEMAND = "on-demand", _("On-demand")
     SPOT = "spot", _("Spot / interruptible")
     RESERVED = "reserved", _("Reserved")
+    # An AWS EC2 Capacity Block: GPUs booked for a set window, paid upfront (hourly = the fee /
+    # (instances x hours) of a stated block).
+    CAPACITY_BLOCK = "capacity-block", _("Capacity Block")
 
 
 class OfferOrigin(models.TextChoices):
@@ -348,6 +388,13 @@ class InstanceType(Curated):
         GpuModel, on_delete=models.PROTECT, related_name="instance_types", verbose_name="GPU"
     )
     gpu_count = models.PositiveSmallIntegerField("GPU count")
+    gpu_basis = models.CharField(
+        "basis of the GPU model",
+        max_length=12,
+        choices=FactBasis.choices,
+        default=FactBasis.PROVIDER,
+        help_text="Third party when the provider never names the GPU (Alibaba gn8v).",
+    )
     vcpus = models.PositiveIntegerField("vCPUs", null=True, blank=True)
     ram_gib = models.DecimalField(
         "RAM (GiB)", max_digits=8, decimal_places=1, null=True, blank=True
@@ -390,7 +437,7 @@ class InstanceType(Curated):
         max_digits=14, decimal_places=6, null=True, blank=True, editable=False
     )
     offer_kinds = ArrayField(
-        models.CharField(max_length=10), default=list, blank=True, editable=False
+        models.CharField(max_length=20), default=list, blank=True, editable=False
     )
 
     objects = InstanceTypeQuerySet.as_manager()
@@ -414,6 +461,11 @@ class InstanceType(Curated):
                 condition=Q(gpu_count__gt=0),
                 name="instance_gpu_count_positive",
                 violation_error_message="A multi-GPU instance has at least one GPU.",
+            ),
+            models.CheckConstraint(
+                condition=Q(gpu_basis__in=FactBasis.values),
+                name="instance_gpu_basis_valid",
+                violation_error_message="Choose provider, platform or third-party.",
             ),
             models.CheckConstraint(
                 condition=Q(vcpus__isnull=True) | Q(vcpus__gt=0),
@@ -462,6 +514,8 @@ class InstanceType(Curated):
 class GpuLink(Curated):
     """The instance's GPU-to-GPU link inside a node (or across the nodes of an NVL72 rack)."""
 
+    FACT_FIELDS = LINK_FIELDS
+
     Technology = LinkTechnology
 
     Topology = LinkTopology
@@ -486,6 +540,12 @@ class GpuLink(Curated):
     )
     bandwidth_gbytes_per_s = models.PositiveIntegerField(
         null=True, blank=True, help_text="Per GPU, bidirectional (as vendors quote it), GB/s."
+    )
+    basis = models.JSONField(default=dict, blank=True, help_text=basis_map_help("link"))
+    platform_rules = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="Field name -> the platform rule (offerings.platform) a platform fact follows from.",
     )
 
     class Meta:
@@ -540,13 +600,19 @@ class GpuLink(Curated):
     def __str__(self) -> str:
         return f"{self.instance}: {self.get_technology_display()}"
 
+    def clean(self) -> None:
+        super().clean()
+        validate_basis_map(self.basis, self.FACT_FIELDS)
+
 
 class Fabric(Curated):
     """The instance's inter-node network: what a multi-node job's collectives cross."""
 
+    FACT_FIELDS = FABRIC_BASIS_FIELDS
+
     Technology = FabricTechnology
 
-    RDMA_TECHNOLOGIES = ("infiniband", "roce", "efa", "erdma")
+    RDMA_TECHNOLOGIES = RDMA_FABRICS
 
     instance = models.OneToOneField(
         InstanceType, on_delete=models.CASCADE, related_name="fabric", primary_key=True
@@ -585,6 +651,7 @@ class Fabric(Curated):
         validators=[validate_http_url],
         help_text="Where multi-node availability is stated.",
     )
+    basis = models.JSONField(default=dict, blank=True, help_text=basis_map_help("fabric"))
 
     class Meta:
         constraints = [
@@ -617,14 +684,13 @@ class Fabric(Curated):
             ),
             # TCPX and plain Ethernet are not RDMA, whatever marketing copy says.
             models.CheckConstraint(
-                condition=~Q(technology__in=["tcpx", "ethernet"])
+                condition=~Q(technology__in=list(NON_RDMA_FABRICS))
                 | (~Q(rdma=True) & ~Q(gpudirect_rdma=True)),
                 name="fabric_non_rdma_has_no_rdma",
                 violation_error_message="TCPX and plain Ethernet are not RDMA: RDMA and GPUDirect RDMA cannot be yes.",
             ),
             models.CheckConstraint(
-                condition=~Q(technology__in=["infiniband", "roce", "efa", "erdma"])
-                | ~Q(rdma=False),
+                condition=~Q(technology__in=list(RDMA_FABRICS)) | ~Q(rdma=False),
                 name="fabric_rdma_technology_is_rdma",
                 violation_error_message="InfiniBand, RoCE, EFA and eRDMA are RDMA fabrics: RDMA cannot be no.",
             ),
@@ -641,6 +707,10 @@ class Fabric(Curated):
 
     def __str__(self) -> str:
         return f"{self.instance}: {self.get_technology_display()}"
+
+    def clean(self) -> None:
+        super().clean()
+        validate_basis_map(self.basis, self.FACT_FIELDS)
 
     @property
     def is_rdma_technology(self) -> bool:
@@ -688,7 +758,8 @@ class OfferQuerySet(models.QuerySet):
         """Current offers whose price was observed longer ago than the stale threshold."""
         now = now or timezone.now()
         cutoff = now - timedelta(hours=settings.PRICE_STALE_AFTER_HOURS)
-        return self.current().filter(observed_at__lt=cutoff)
+        # An undated price (its source shows no date) counts as stale.
+        return self.current().filter(Q(observed_at__lt=cutoff) | Q(observed_at__isnull=True))
 
 
 class Offer(models.Model):
@@ -700,7 +771,7 @@ class Offer(models.Model):
 
     instance = models.ForeignKey(InstanceType, on_delete=models.CASCADE, related_name="offers")
     region = models.ForeignKey(Region, on_delete=models.PROTECT, related_name="offers")
-    kind = models.CharField(max_length=10, choices=Kind.choices)
+    kind = models.CharField(max_length=20, choices=Kind.choices)
     term_months = models.PositiveSmallIntegerField(
         default=0, help_text="Reserved term; 0 for on-demand and spot."
     )
@@ -720,7 +791,11 @@ class Offer(models.Model):
     available = models.BooleanField(
         null=True, blank=True, help_text="Capacity reported now; empty when not reported."
     )
-    observed_at = models.DateTimeField(help_text="When this price was last read at its source.")
+    observed_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="When this price was read at its source; empty when the source shows no date.",
+    )
     first_seen_at = models.DateTimeField(default=timezone.now)
     last_seen_at = models.DateTimeField(default=timezone.now)
     missing_runs = models.PositiveSmallIntegerField(
@@ -758,7 +833,7 @@ class Offer(models.Model):
             models.CheckConstraint(
                 condition=Q(kind__in=OfferKind.values),
                 name="offer_kind_valid",
-                violation_error_message="Choose on-demand, spot or reserved.",
+                violation_error_message="Choose on-demand, spot, reserved or capacity-block.",
             ),
             models.CheckConstraint(
                 condition=(Q(kind="reserved") & Q(term_months__gt=0))
@@ -797,6 +872,8 @@ class Offer(models.Model):
 
     def is_stale(self, now=None) -> bool:
         now = now or timezone.now()
+        if self.observed_at is None:
+            return True  # "date unknown" is never fresh
         return self.observed_at < now - timedelta(hours=settings.PRICE_STALE_AFTER_HOURS)
 
 
@@ -806,13 +883,16 @@ class PriceObservation(models.Model):
     offer = models.ForeignKey(Offer, on_delete=models.CASCADE, related_name="history")
     price_per_hour = models.DecimalField(max_digits=14, decimal_places=6)
     currency = models.CharField(max_length=3)
-    observed_at = models.DateTimeField()
+    observed_at = models.DateTimeField(
+        null=True, blank=True, help_text="Empty when the source shows no date."
+    )
     run = models.ForeignKey(
         "ScrapeRun", on_delete=models.SET_NULL, null=True, blank=True, related_name="observations"
     )
 
     class Meta:
-        ordering = ["offer", "-observed_at"]
+        # Newest first; an undated observation (its source shows no date) sorts as the oldest.
+        ordering = ["offer", F("observed_at").desc(nulls_last=True)]
         get_latest_by = "observed_at"
         constraints = [
             models.UniqueConstraint(
@@ -835,9 +915,8 @@ class PriceObservation(models.Model):
         ]
 
     def __str__(self) -> str:
-        return (
-            f"{self.offer_id}: {self.price_per_hour} {self.currency} @ {self.observed_at:%Y-%m-%d}"
-        )
+        when = f"{self.observed_at:%Y-%m-%d}" if self.observed_at else "date unknown"
+        return f"{self.offer_id}: {self.price_per_hour} {self.currency} @ {when}"
 
 
 # -- refresh runs and the review queue ----------------------------------------------------------

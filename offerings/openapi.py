@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django import forms
 
+from offerings import platform
 from offerings.estimator.core import (
     BATCH_MAX,
     CONTEXT_TOKENS_MAX,
@@ -38,7 +39,10 @@ DESCRIPTIONS = {
     "fabric_gbps_min": "At least this many Gb/s of back-end bandwidth per node.",
     "gpudirect_rdma": "GPUDirect RDMA across nodes.",
     "multi_node": "Self-serve booking of at least 2 nodes on one fabric.",
-    "price_kind": "Price kind.",
+    "price_kind": "Price kind (capacity-block: an AWS EC2 Capacity Block, the upfront fee "
+    "per instance-hour of a stated block).",
+    "basis": "Count only interconnect facts of these bases (provider, platform, third-party; "
+    "default all three): for the interconnect filters a fact of another basis is unknown.",
     "max_gpu_hour": "At most this price per GPU-hour in USD.",
     "sort": "Order; `-` for descending; empty values last; ties by ascending id.",
     "page": "Page number; a page past the end is invalid.",
@@ -104,13 +108,20 @@ PRICE = {
         "available",
     ],
     "properties": {
-        "kind": {"type": "string", "enum": ["on-demand", "spot", "reserved"]},
+        "kind": {"type": "string", "enum": ["on-demand", "spot", "reserved", "capacity-block"]},
         "term_months": {"type": "integer", "minimum": 0},
         "region": {"type": "string"},
         "price_per_hour": NULLABLE_NUMBER,
         "price_per_gpu_hour": NULLABLE_NUMBER,
         "currency": {"type": "string", "enum": ["USD"]},
-        "observed_at": {"type": "string", "format": "date-time"},
+        "observed_at": {
+            "type": "string",
+            "format": "date-time",
+            "nullable": True,
+            "description": "When the price was read at its source (UTC); null when the source "
+            "shows no date: such a price is stale and shown as 'date unknown', and it never "
+            "replaces a dated price for the same offer.",
+        },
         "is_stale": {"type": "boolean"},
         "available": NULLABLE_BOOL,
         "original_price": {"type": "number"},
@@ -119,12 +130,30 @@ PRICE = {
     },
 }
 
+BASIS = {"type": "string", "enum": ["provider", "platform", "third-party"]}
+
+
+def _basis_of(fields: list[str]) -> dict:
+    return {
+        "type": "object",
+        "description": "The basis of each known field: provider (the provider states it), "
+        "platform (it follows from the vendor's platform specification) or third-party. An "
+        "unknown field has no key. A fact derived from others takes the weakest basis of its "
+        "inputs.",
+        "properties": dict.fromkeys(fields, BASIS),
+        "additionalProperties": False,
+    }
+
+
+NVLINK_FIELDS = list(platform.LINK_FIELDS)
+FABRIC_FIELDS = list(platform.FABRIC_FIELDS)
+
 NVLINK = {
     "type": "object",
     "nullable": True,
     "description": "null when the instance verifiably has no GPU-to-GPU link beyond PCIe. "
     "Bandwidth is per GPU and bidirectional, as vendors quote it.",
-    "required": ["technology", "generation", "topology", "domain_size", "bandwidth_gbytes_per_s"],
+    "required": [*NVLINK_FIELDS, "basis"],
     "properties": {
         "technology": {"type": "string", "enum": ["nvlink", "infinity-fabric", "unknown"]},
         "generation": NULLABLE_INT,
@@ -135,20 +164,14 @@ NVLINK = {
         },
         "domain_size": NULLABLE_INT,
         "bandwidth_gbytes_per_s": NULLABLE_INT,
+        "basis": _basis_of(NVLINK_FIELDS),
     },
 }
 
 FABRIC = {
     "type": "object",
     "description": "Inter-node fabric. Bandwidth is the sum of back-end NIC line rates per node.",
-    "required": [
-        "technology",
-        "bandwidth_gbits_per_s",
-        "nics",
-        "gpudirect_rdma",
-        "multi_node",
-        "max_nodes",
-    ],
+    "required": [*FABRIC_FIELDS, "basis"],
     "properties": {
         "technology": {
             "type": "string",
@@ -159,6 +182,7 @@ FABRIC = {
         "gpudirect_rdma": NULLABLE_BOOL,
         "multi_node": NULLABLE_BOOL,
         "max_nodes": NULLABLE_INT,
+        "basis": _basis_of(FABRIC_FIELDS),
     },
 }
 
@@ -176,6 +200,8 @@ INSTANCE = {
         "ram_gib",
         "nvlink",
         "fabric",
+        "gpu_link",
+        "gpu_link_basis",
         "price",
         "prices",
         "sources",
@@ -194,6 +220,14 @@ INSTANCE = {
         "ram_gib": NULLABLE_NUMBER,
         "nvlink": NVLINK,
         "fabric": FABRIC,
+        "gpu_link": {
+            "type": "string",
+            "enum": ["none", "nvlink", "infinity-fabric", "unknown"],
+            "description": "The GPU-to-GPU link inside the node: none is a verified absence "
+            "(PCIe only), where `nvlink` is null; unknown where no source says.",
+        },
+        "gpu_link_basis": BASIS
+        | {"nullable": True, "description": "The basis of gpu_link; null when unknown."},
         "price": PRICE | {"nullable": True},
         "prices": {"type": "array", "items": PRICE},
         "sources": {"type": "array", "items": {"type": "string", "format": "uri"}},
@@ -251,7 +285,7 @@ def _query(name: str, schema: dict, description: str, required: bool = False) ->
 
 
 def estimate_parameters() -> list[dict]:
-    """The filters (restricting the instances) plus `ids` and the job (CONTRACT.md)."""
+    """The filters (restricting the instances) plus `ids` and the job (README, public interface)."""
     filters = [p for p in listing_parameters() if p["name"] not in LISTING_OPTIONS]
     open_low = {"type": "number", "minimum": 0, "exclusiveMinimum": True}
     return [

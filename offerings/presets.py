@@ -4,6 +4,8 @@ from dataclasses import dataclass
 
 from django.utils.translation import gettext_lazy as _
 
+from offerings.schemas import RDMA_FABRICS
+
 
 @dataclass(frozen=True)
 class Preset:
@@ -18,7 +20,7 @@ PRESETS = (
     Preset(
         "any-rdma",
         _("Any RDMA fabric"),
-        "fabric=infiniband&fabric=roce&fabric=efa&fabric=erdma",
+        "&".join(f"fabric={technology}" for technology in RDMA_FABRICS),
     ),
     Preset("nvswitch-8", _("8-GPU NVSwitch nodes"), "nvswitch=true&gpu_count_min=8"),
     Preset("pcie-only", _("PCIe-only multi-GPU"), "nvlink=false&gpu_count_min=2"),

@@ -33,6 +33,13 @@ Geo = Literal["na", "sa", "eu", "me", "af", "asia", "oc"]
 HOURS_PER_MONTH = Decimal(730)
 
 
+# The fabrics that are RDMA (InfiniBand, RoCE v2, AWS EFA, Alibaba eRDMA) and those that are
+# not (Google's GPUDirect-TCPX/TCPXO is GPU-direct over TCP; plain Ethernet is TCP/IP). The one
+# definition: the model's constraints, the lint, the presets, the content and the filters read it.
+RDMA_FABRICS: tuple[str, ...] = ("infiniband", "roce", "efa", "erdma")
+NON_RDMA_FABRICS: tuple[str, ...] = ("tcpx", "ethernet")
+
+
 def instance_slug(name: str) -> str:
     """Turn a provider's instance name into the contract's slug (`p5.48xlarge` -> `p5-48xlarge`)."""
     return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
@@ -83,7 +90,25 @@ class GpuIn(Sourced):
     nvlink_generation: int | None = Field(default=None, ge=1, le=6)
 
 
-class GpuLinkIn(Sourced):
+# Where a fact comes from: the provider states it, it follows from the vendor's platform
+# specification (offerings.platform), or a third party says it. A curated fixture states the
+# basis of its table's facts (`basis`) with exceptions per field (`basis_of`).
+Basis = Literal["provider", "platform", "third-party"]
+
+
+class BasisMixin(Frozen):
+    basis: Basis | None = Field(default=None, exclude=True)
+    basis_of: dict[str, Basis] = Field(default_factory=dict, exclude=True)
+
+    @model_validator(mode="after")
+    def _basis_names_fields(self) -> BasisMixin:
+        unknown = set(self.basis_of) - set(type(self).model_fields)
+        if unknown:
+            raise ValueError(f"basis_of names no field of this table: {sorted(unknown)}")
+        return self
+
+
+class GpuLinkIn(BasisMixin, Sourced):
     """The GPU-to-GPU link; leave a figure out when no source states it."""
 
     technology: Literal["none", "nvlink", "infinity-fabric", "unknown"]
@@ -102,7 +127,7 @@ class GpuLinkIn(Sourced):
         return self
 
 
-class FabricIn(Sourced):
+class FabricIn(BasisMixin, Sourced):
     """The inter-node fabric; leave a figure out when no source states it."""
 
     technology: Literal["infiniband", "roce", "efa", "erdma", "tcpx", "ethernet", "unknown"]
@@ -119,9 +144,9 @@ class FabricIn(Sourced):
 
     @model_validator(mode="after")
     def _consistent(self) -> FabricIn:
-        if self.technology in ("tcpx", "ethernet") and (self.rdma or self.gpudirect_rdma):
+        if self.technology in NON_RDMA_FABRICS and (self.rdma or self.gpudirect_rdma):
             raise ValueError(f"{self.technology} is not RDMA: rdma/gpudirect_rdma must not be true")
-        if self.technology in ("infiniband", "roce", "efa", "erdma") and self.rdma is False:
+        if self.technology in RDMA_FABRICS and self.rdma is False:
             raise ValueError(f"{self.technology} is an RDMA fabric: rdma cannot be false")
         if self.multi_node is False and self.max_nodes not in (None, 1):
             raise ValueError("max_nodes above 1 contradicts multi_node = false")
@@ -132,14 +157,15 @@ class PriceIn(Frozen):
     """A curated price, in the currency the provider charges."""
 
     region: str = Field(min_length=1, max_length=64)
-    kind: Literal["on-demand", "spot", "reserved"]
+    kind: Literal["on-demand", "spot", "reserved", "capacity-block"]
     term_months: int = Field(default=0, ge=0, le=120)
     price_per_hour: Money | None = None
     term_total: Money | None = Field(
         default=None, description="A reserved term's upfront total; becomes hourly / 730 / months"
     )
     currency: CurrencyCode
-    observed_at: datetime
+    # When the source shows the price was read; None: the source shows no date ("date unknown").
+    observed_at: datetime | None = None
     source_url: Url
     available: bool | None = None
 
@@ -151,7 +177,7 @@ class PriceIn(Frozen):
             raise ValueError("give exactly one of price_per_hour and term_total")
         if self.term_total is not None and self.kind != "reserved":
             raise ValueError("term_total only applies to reserved prices")
-        if self.observed_at.tzinfo is None:
+        if self.observed_at is not None and self.observed_at.tzinfo is None:
             raise ValueError("observed_at needs a UTC offset (e.g. 2026-11-29T00:00:00Z)")
         return self
 
@@ -167,7 +193,11 @@ class InstanceIn(Sourced):
     name: str = Field(min_length=1, max_length=120)
     slug: Slug | None = None
     gpu: Slug
+    # The basis of the GPU model itself: third-party when the provider never names it.
+    gpu_basis: Basis = "provider"
     gpu_count: int = Field(gt=0, le=1024)
+    # The rack-scale system the provider names the instance part of; platform rules read it.
+    rack: Literal["", "nvl72"] = Field(default="", exclude=True)
     vcpus: int | None = Field(default=None, gt=0)
     ram_gib: Decimal | None = Field(default=None, gt=0, allow_inf_nan=False)
     local_nvme_gb: int | None = Field(default=None, ge=0)
@@ -256,7 +286,7 @@ class ScrapedOffer(Frozen):
     region: str = Field(min_length=1, max_length=64)
     region_name: str = Field(default="", max_length=120)
     geo: Geo | Literal[""] = ""
-    kind: Literal["on-demand", "spot", "reserved"]
+    kind: Literal["on-demand", "spot", "reserved", "capacity-block"]
     term_months: int = Field(default=0, ge=0, le=120)
     price_per_hour: Decimal = Field(gt=0, allow_inf_nan=False)
     currency: CurrencyCode

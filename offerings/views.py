@@ -1,4 +1,9 @@
-"""Public pages, the JSON API and the health check."""
+"""The catalog's public pages and its JSON API.
+
+The filter table and its CSV/JSON exports, an instance type and its correction form, the
+comparison, a GPU and a provider; `/api/instances` and its OpenAPI document. The health check is
+`offerings/health.py`.
+"""
 
 from __future__ import annotations
 
@@ -21,8 +26,8 @@ from offerings.caching import versioned
 from offerings.diagrams import price_history_svg, topology_svg
 from offerings.facets import facet_counts
 from offerings.filters import (
-    PROVIDER_ALIASES,
     ListingQuery,
+    invalid_parameters,
     parse_instance_ids,
     parse_listing_query,
 )
@@ -34,12 +39,8 @@ from offerings.listing import (
     with_display_prices,
 )
 from offerings.models import GpuModel, InstanceType, LinkTechnology, Provider, ScrapeRun
+from offerings.money import RateTable
 from offerings.presets import PRESETS
-from offerings.services import RateTable
-
-
-def invalid_parameters(errors: dict[str, list[str]]) -> JsonResponse:
-    return JsonResponse({"error": "invalid_parameters", "fields": errors}, status=400)
 
 
 def paginate(listing: ListingQuery):
@@ -174,7 +175,7 @@ def _detail_context(instance: InstanceType, form: CorrectionForm | None = None) 
     charted = next((o for o in offers if o.kind == "on-demand"), offers[0] if offers else None)
     chart = None
     if charted is not None:
-        points = [(o.observed_at, o.price_per_hour) for o in charted.history.all()]
+        points = [(o.observed_at, o.price_per_hour) for o in charted.history.all() if o.observed_at]
         chart = price_history_svg(points, charted.currency, now)
     similar = parse_listing_query(
         QueryDict(f"gpu={instance.gpu.slug}&gpu_count_min={instance.gpu_count}")
@@ -204,8 +205,8 @@ def _visible_instance(provider: str, slug: str) -> InstanceType:
 @require_safe
 def instance_detail(request: HttpRequest, provider: str, slug: str) -> HttpResponse:
     """One instance type with every fact and its source."""
-    if provider in PROVIDER_ALIASES:
-        canonical = {"provider": PROVIDER_ALIASES[provider], "slug": slug}
+    if provider in Provider.ALIASES:
+        canonical = {"provider": Provider.ALIASES[provider], "slug": slug}
         return redirect("offerings:instance-detail", permanent=True, **canonical)
     instance = _visible_instance(provider, slug)
     context = _detail_context(instance) | {"reported": request.GET.get("reported") == "1"}
@@ -216,7 +217,7 @@ def instance_detail(request: HttpRequest, provider: str, slug: str) -> HttpRespo
 @ratelimit(key="ip", rate=lambda group, request: settings.CORRECTION_RATE, block=False)
 def report_correction(request: HttpRequest, provider: str, slug: str) -> HttpResponse:
     """Take a reader's correction into the review queue; nothing is sent anywhere."""
-    instance = _visible_instance(PROVIDER_ALIASES.get(provider, provider), slug)
+    instance = _visible_instance(Provider.ALIASES.get(provider, provider), slug)
     if getattr(request, "limited", False):
         context = _detail_context(instance) | {"limited": True}
         return render(request, "offerings/instance_detail.html", context, status=429)
@@ -356,8 +357,8 @@ def gpu_detail(request: HttpRequest, slug: str) -> HttpResponse:
 @require_safe
 def provider_detail(request: HttpRequest, slug: str) -> HttpResponse:
     """A provider's offerings, interconnect story, multi-node options and data freshness."""
-    if slug in PROVIDER_ALIASES:
-        return redirect("offerings:provider-detail", permanent=True, slug=PROVIDER_ALIASES[slug])
+    if slug in Provider.ALIASES:
+        return redirect("offerings:provider-detail", permanent=True, slug=Provider.ALIASES[slug])
     provider = get_object_or_404(Provider, slug=slug)
     rows = attach_row_offers(
         parse_listing_query(QueryDict(f"provider={slug}&sort=gpu_count")).filterset.qs
@@ -376,8 +377,8 @@ def provider_detail(request: HttpRequest, slug: str) -> HttpResponse:
         "fabrics": sorted(fabrics.items(), key=lambda item: -item[1]),
         "multi_node": [row for row in rows if row.fabric.multi_node],
         "sales_only": [row for row in rows if row.fabric.sales_only],
-        "newest": max((o.observed_at for o in offers), default=None),
-        "oldest": min((o.observed_at for o in offers), default=None),
+        "newest": max((o.observed_at for o in offers if o.observed_at), default=None),
+        "oldest": min((o.observed_at for o in offers if o.observed_at), default=None),
         "stale": sum(1 for o in offers if o.is_stale()),
         "offer_count": len(offers),
         "last_run": runs.first(),

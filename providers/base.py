@@ -14,6 +14,9 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError
 
 from providers.http import RETRY_STATUSES
 
+# What a recording holds in place of a secret (a key, a client secret, a signed token).
+REDACTED = "REDACTED"
+
 
 class ScrapeError(Exception):
     """The provider's answer cannot be used at all: the run fails with this message."""

@@ -27,7 +27,7 @@ from urllib.parse import unquote, urlsplit
 
 import httpx
 
-from providers.base import ScrapeError, retry_note, snippet
+from providers.base import REDACTED, ScrapeError, retry_note, snippet
 
 CONTENT_TYPE = "application/grpc"
 FRAME_HEADER_BYTES = 5
@@ -152,9 +152,9 @@ def to_json(message: Any) -> str:
 
 
 def redact(data: Any) -> Any:
-    """Protobuf-JSON with the values of SENSITIVE_FIELDS replaced by "REDACTED"."""
+    """Protobuf-JSON with the values of SENSITIVE_FIELDS replaced by REDACTED."""
     if isinstance(data, dict):
-        return {k: "REDACTED" if k in SENSITIVE_FIELDS else redact(v) for k, v in data.items()}
+        return {k: REDACTED if k in SENSITIVE_FIELDS else redact(v) for k, v in data.items()}
     if isinstance(data, list):
         return [redact(item) for item in data]
     return data

@@ -136,6 +136,10 @@ def live_transport() -> httpx.BaseTransport:
     return LiveTransport()
 
 
+def no_sleep(seconds: float) -> None:
+    """A `sleep` for replays and tests: recorded Retry-After and backoff delays are not waited out."""
+
+
 def make_client(
     transport: httpx.BaseTransport | None = None,
     *,

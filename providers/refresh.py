@@ -18,9 +18,10 @@ from offerings import services
 from offerings.models import Provider, ScrapeRun
 from providers import logcontext
 from providers.base import ScrapeContext, ScrapeError
-from providers.http import RETRY_STATUSES, make_client
+from providers.exchanges import redact_url
+from providers.http import RETRY_STATUSES, make_client, no_sleep
 from providers.registry import SCRAPERS
-from providers.replay import ReplayError, ReplayMismatch, ReplayTransport, manifest_path, redact_url
+from providers.replay import ReplayError, ReplayMismatch, ReplayTransport, manifest_path
 
 logger = logging.getLogger(__name__)
 
@@ -156,10 +157,6 @@ def _pause_before_commit(path: Path) -> None:
     time.sleep(settings.REFRESH_TEST_PAUSE_SECONDS)
 
 
-def _no_sleep(seconds: float) -> None:
-    """Replays do not wait out recorded Retry-After or backoff delays."""
-
-
 def refresh_from_source(
     slug: str, *, trigger: str, task_id: str = "", replay_dir: str = ""
 ) -> ScrapeRun:
@@ -177,7 +174,7 @@ def refresh_from_source(
                 raise ProviderNotInCatalog(f"provider {slug!r} is not in the catalog") from None
             run = services.start_scrape_run(provider, trigger, task_id=task_id)
             return services.fail_scrape_run(run, str(exc))
-    with make_client(transport, sleep=_no_sleep if replay_dir else None) as client:
+    with make_client(transport, sleep=no_sleep if replay_dir else None) as client:
         return refresh_provider(
             slug,
             client,

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import httpx
 from django.conf import settings
 
+from offerings.models import Provider
 from offerings.schemas import ScrapeBatch
 from providers.base import ScrapeContext
 from providers.scrapers import aws, azure, datacrunch, gcp, lambda_, nebius, oci, runpod, vast
@@ -93,11 +94,8 @@ SCRAPERS: dict[str, Scraper] = {
     )
 }
 
-# Old or alternative names accepted wherever a provider slug is (CONTRACT.md).
-ALIASES = {"verda": "datacrunch"}
-
 
 def resolve(slug: str) -> str:
     """The canonical slug for a name given on the command line."""
     slug = slug.strip().lower()
-    return ALIASES.get(slug, slug)
+    return Provider.ALIASES.get(slug, slug)

@@ -1,6 +1,6 @@
 """Serve recorded HTTP exchanges instead of the network (`--replay`) and record them (`--record`).
 
-The manifest format is the public contract (CONTRACT.md): `manifest.json` is a JSON list of
+The manifest format is the public contract (the README's public interface section): `manifest.json` is a JSON list of
 `{"method", "url", "status", "content_type", "body"}` entries, optionally with `"headers"`,
 `"request_body"` (matched as canonical JSON) or `"error": "timeout" | "connect"` in place of
 status and body. A request matches an entry on its method and URL after percent-decoding, with
@@ -26,15 +26,14 @@ from collections import defaultdict, deque
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Literal
-from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
 import httpx
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from providers import grpc
+from providers import grpc  # registry: the scrapers register their gRPC methods
+from providers.base import REDACTED
+from providers.exchanges import match_key, redact_url
 
-AUTH_PARAMS = frozenset({"key", "api_key", "access_token"})
-REDACTED = "REDACTED"
 CHUNK_BYTES = 64 * 1024
 # Response headers worth keeping in a recording (the rest is noise or varies per request).
 RECORDED_HEADERS = ("retry-after", "grpc-status", "grpc-message")
@@ -67,64 +66,6 @@ class ManifestEntry(BaseModel):
         if self.error is not None and self.body is not None:
             raise ValueError("an error entry has no body")
         return self
-
-
-def canonical_json(raw: bytes) -> str:
-    """JSON re-serialised with sorted keys and no spaces, so equal documents compare equal."""
-    try:
-        return json.dumps(json.loads(raw), sort_keys=True, separators=(",", ":"))
-    except ValueError:
-        return raw.decode("utf-8", "replace")
-
-
-def canonical_grpc(call: grpc.UnaryMethod, raw: bytes) -> str | bytes:
-    """A gRPC request as canonical protobuf-JSON: from a recorded JSON file or a sent frame."""
-    try:
-        if raw.lstrip()[:1] == b"{":
-            message = call.request_type.from_json(raw)
-        else:
-            message = grpc.decode_unary(raw, call.request_type)
-        return grpc.to_json(message)
-    except Exception:  # undecodable: matched byte for byte (and so, in practice, not at all)
-        return raw
-
-
-def match_key(method: str, url: str, body: bytes | None = None) -> tuple:
-    """What a request is matched on: method, decoded URL, query multiset, canonical body."""
-    call = grpc.method_for(url)
-    if body and call is not None:
-        canonical = canonical_grpc(call, body)
-    else:
-        canonical = canonical_json(body) if body else None
-    parts = urlsplit(url)
-    query = sorted(
-        (name, value)
-        for name, value in parse_qsl(parts.query, keep_blank_values=True)
-        if name not in AUTH_PARAMS
-    )
-    scheme, host = parts.scheme.lower(), (parts.hostname or "").lower()
-    default_port = {"https": 443, "http": 80}.get(scheme)
-    netloc = host if parts.port in (None, default_port) else f"{host}:{parts.port}"
-    return (
-        method.upper(),
-        scheme,
-        netloc,
-        unquote(parts.path) or "/",
-        tuple(query),
-        canonical,
-    )
-
-
-def redact_url(url: str) -> str:
-    """Replace the values of auth query parameters with REDACTED."""
-    parts = urlsplit(url)
-    if not parts.query:
-        return url
-    pairs = parse_qsl(parts.query, keep_blank_values=True)
-    if not any(name in AUTH_PARAMS for name, _ in pairs):
-        return url
-    query = urlencode([(n, REDACTED if n in AUTH_PARAMS else v) for n, v in pairs])
-    return urlunsplit(parts._replace(query=query))
 
 
 class FileStream(httpx.SyncByteStream):
@@ -177,8 +118,6 @@ class ReplayTransport(httpx.BaseTransport):
     """Answer requests from a manifest; fail loudly on anything not recorded."""
 
     def __init__(self, manifest: Path) -> None:
-        import providers.registry  # noqa: F401  (the scrapers register their gRPC methods)
-
         self.manifest = manifest
         self.folder = manifest.parent
         self.entries = load_manifest(manifest)

@@ -26,10 +26,11 @@ from itertools import pairwise
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
+from offerings.models import ScrapeRun
 from providers import http
 from providers.registry import SCRAPERS, resolve
 
-REFRESH_TASK = "providers.tasks.refresh_provider"
+REFRESH_TASK = ScrapeRun.REFRESH_TASK
 REFRESH_ALL_TASK = "providers.tasks.refresh_all"
 CHECK_FRESHNESS_TASK = "providers.tasks.check_freshness"
 REFRESH_RATES_TASK = "providers.tasks.refresh_rates"

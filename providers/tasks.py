@@ -1,4 +1,7 @@
-"""Celery tasks: thin wrappers taking plain slugs around the same service `refresh_prices` uses.
+"""Celery tasks taking plain slugs; the refresh itself is `providers.refresh`, as in the CLI.
+
+The work of a refresh lives in `providers.refresh` and the writer; what stays here is the
+delivery policy around it, which is more than a wrapper:
 
 `refresh_provider(slug)` refreshes one provider: one at a time per provider (a lock in the
 cache), late-acknowledged so a lost worker's task is redelivered (at most
@@ -7,7 +10,8 @@ and jitter when the failure was transient, and bounded by soft and hard time lim
 timeout chain (providers/schedule.py). `refresh_all()` fans out one `refresh_provider` per
 registered provider. `check_freshness()` judges every provider and emails new problems.
 
-The admin sends `providers.tasks.refresh_provider` by name: the names are fixed here.
+The admin sends `providers.tasks.refresh_provider` by name: the names come from
+`ScrapeRun.REFRESH_TASK` and `providers.schedule`.
 """
 
 from __future__ import annotations

@@ -12,7 +12,6 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from offerings.admin import lockable_fields
 from offerings.models import (
     ExchangeRate,
     Fabric,
@@ -26,6 +25,7 @@ from offerings.models import (
     ScrapeRun,
     SkuReview,
 )
+from offerings.services import lockable_fields
 
 pytestmark = pytest.mark.django_db
 

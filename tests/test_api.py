@@ -64,6 +64,7 @@ def test_a_row_has_the_contract_shape(client, cny_row):
         "topology": "nvswitch",
         "domain_size": 8,
         "bandwidth_gbytes_per_s": 900,
+        "basis": {},  # this row was made without bases (see tests/test_fact_basis.py)
     }
     assert row["fabric"] == {
         "technology": "erdma",
@@ -72,7 +73,9 @@ def test_a_row_has_the_contract_shape(client, cny_row):
         "gpudirect_rdma": None,
         "multi_node": None,
         "max_nodes": None,
+        "basis": {},
     }
+    assert (row["gpu_link"], row["gpu_link_basis"]) == ("nvlink", None)
     assert row["url"] == "http://testserver/instances/alibaba/ebmgn8v-48xlarge/"
     assert SOURCE in row["sources"]
 

@@ -29,6 +29,7 @@ gpu_count = 8
 source_url = "https://acme.example/docs/hgx"
 verified_at = 2026-11-01
 [instances.nvlink]
+basis = "provider"
 technology = "nvlink"
 generation = 4
 topology = "nvswitch"
@@ -37,6 +38,7 @@ bandwidth_gbytes_per_s = 900
 source_url = "https://acme.example/docs/hgx"
 verified_at = 2026-11-01
 [instances.fabric]
+basis = "provider"
 technology = "infiniband"
 port_speed_gbits_per_s = 400
 nics = 8
@@ -63,6 +65,7 @@ gpu_count = 4
 source_url = "https://acme.example/docs/gb200"
 verified_at = 2026-11-01
 [instances.nvlink]
+basis = "provider"
 technology = "nvlink"
 generation = 5
 topology = "nvswitch"
@@ -71,6 +74,7 @@ bandwidth_gbytes_per_s = 1800
 source_url = "https://acme.example/docs/gb200"
 verified_at = 2026-11-01
 [instances.fabric]
+basis = "provider"
 technology = "infiniband"
 source_url = "https://acme.example/docs/network"
 verified_at = 2026-11-01
@@ -84,10 +88,12 @@ gpu_count = 4
 source_url = "https://acme.example/docs/pcie"
 verified_at = 2026-11-01
 [instances.nvlink]
+basis = "provider"
 technology = "none"
 source_url = "https://acme.example/docs/pcie"
 verified_at = 2026-11-01
 [instances.fabric]
+basis = "provider"
 technology = "ethernet"
 source_url = "https://acme.example/docs/pcie"
 verified_at = 2026-11-01
@@ -101,6 +107,7 @@ gpu_count = 8
 source_url = "https://acme.example/docs/amd"
 verified_at = 2026-11-01
 [instances.nvlink]
+basis = "provider"
 technology = "infinity-fabric"
 topology = "mesh"
 domain_size = 8
@@ -108,6 +115,7 @@ bandwidth_gbytes_per_s = 896
 source_url = "https://acme.example/docs/amd"
 verified_at = 2026-11-01
 [instances.fabric]
+basis = "provider"
 technology = "roce"
 source_url = "https://acme.example/docs/network"
 verified_at = 2026-11-01

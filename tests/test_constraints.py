@@ -85,6 +85,9 @@ BAD_ROWS = {
     "instance_unique_name": lambda c: InstanceType.objects.create(
         provider=c["provider"], gpu=c["gpu"], name="hgx.8x", slug="other", gpu_count=8
     ),
+    "instance_gpu_basis_valid": lambda c: InstanceType.objects.create(
+        provider=c["provider"], gpu=c["gpu"], name="b", slug="b", gpu_count=8, gpu_basis="rumour"
+    ),
     "instance_vcpus_positive": lambda c: InstanceType.objects.create(
         provider=c["provider"], gpu=c["gpu"], name="v", slug="v", gpu_count=8, vcpus=0
     ),

@@ -96,7 +96,7 @@ def test_the_extraction_finds_the_strings_it_should():
     """Guard the guard: the extractor sees template, blocktranslate and Python strings."""
     msgids = {m if isinstance(m, str) else m[0] for m, _c, _w in translatable_strings()}
     assert "Skip to content" in msgids  # {% translate %} in base.html
-    assert "(%(count)s listed)" in msgids  # gettext() in offerings/content.py
+    assert "(%(count)s listed)" in msgids  # gettext() in offerings/content/markup.py
     assert any("explainer" in msgid for msgid in msgids)  # {% blocktranslate %} in faq.html
     assert "NVLink + InfiniBand" in msgids  # gettext_lazy() in offerings/presets.py
 

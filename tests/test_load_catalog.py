@@ -42,6 +42,7 @@ ram_gib = 2048
 source_url = "https://acme.example/docs/hgx"
 verified_at = 2026-11-01
 [instances.nvlink]
+basis = "provider"
 technology = "nvlink"
 generation = 4
 topology = "nvswitch"
@@ -50,6 +51,7 @@ bandwidth_gbytes_per_s = 900
 source_url = "https://acme.example/docs/hgx"
 verified_at = 2026-11-01
 [instances.fabric]
+basis = "provider"
 technology = "infiniband"
 port_speed_gbits_per_s = 400
 nics = 8
@@ -81,10 +83,12 @@ gpu_count = 4
 source_url = "https://acme.example/docs/pcie"
 verified_at = 2026-11-01
 [instances.nvlink]
+basis = "provider"
 technology = "none"
 source_url = "https://acme.example/docs/pcie"
 verified_at = 2026-11-01
 [instances.fabric]
+basis = "provider"
 technology = "unknown"
 source_url = "https://acme.example/docs/pcie"
 verified_at = 2026-11-01

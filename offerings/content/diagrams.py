@@ -1,6 +1,6 @@
 """The explainer's diagrams as server-rendered SVG: no script, no inline style (the CSP forbids
-both); shapes carry classes styled in static/css/content.css, labels go through gettext and
-`escape`, and every bar length comes from `offerings.content.facts`.
+both); shapes, drawn with `offerings.svg.Pen`, carry classes styled in static/css/content.css,
+labels go through gettext and `escape`, and every bar length comes from `offerings.content.facts`.
 """
 
 from __future__ import annotations
@@ -11,18 +11,9 @@ from django.utils.translation import gettext as _
 
 from offerings.content.facts import stated_figures
 from offerings.content.markup import format_figure
+from offerings.svg import Pen
 
-
-def _text(x: float, y: float, text: str, cls: str = "label", anchor: str = "middle") -> str:
-    return f'<text x="{x:g}" y="{y:g}" class="{cls}" text-anchor="{anchor}">{escape(text)}</text>'
-
-
-def _rect(x: float, y: float, w: float, h: float, cls: str) -> str:
-    return f'<rect x="{x:g}" y="{y:g}" width="{w:g}" height="{h:g}" rx="4" class="{cls}"/>'
-
-
-def _line(x1: float, y1: float, x2: float, y2: float, cls: str) -> str:
-    return f'<line x1="{x1:g}" y1="{y1:g}" x2="{x2:g}" y2="{y2:g}" class="{cls}"/>'
+PEN = Pen("g")  # coordinates without trailing zeros
 
 
 def _svg(slug: str, width: int, height: int, title: str, desc: str, body: list[str]) -> SafeString:
@@ -40,28 +31,28 @@ def cluster_svg() -> SafeString:
     body: list[str] = []
     fabric_y = 268
     for index, left in enumerate((10, 370)):
-        body.append(_rect(left, 10, 340, 218, "node"))
-        body.append(_text(left + 12, 30, _("Node %(n)s") % {"n": index + 1}, "title", "start"))
+        body.append(PEN.rect(left, 10, 340, 218, "node"))
+        body.append(PEN.text(left + 12, 30, _("Node %(n)s") % {"n": index + 1}, "title", "start"))
         switch_x, switch_y = left + 24, 110
-        body.append(_rect(switch_x, switch_y, 292, 22, "switch"))
-        body.append(_text(left + 170, switch_y + 15, _("NVSwitch (NVLink)"), "label on-dark"))
+        body.append(PEN.rect(switch_x, switch_y, 292, 22, "switch"))
+        body.append(PEN.text(left + 170, switch_y + 15, _("NVSwitch (NVLink)"), "label on-dark"))
         for row, y in enumerate((50, 150)):
             for col in range(4):
                 x = left + 24 + col * 76
                 cx = x + 28
                 body.append(
-                    _line(cx, y + 36 if row == 0 else y, cx, 110 if row == 0 else 132, "nvlink")
+                    PEN.line(cx, y + 36 if row == 0 else y, cx, 110 if row == 0 else 132, "nvlink")
                 )
-                body.append(_rect(x, y, 56, 36, "gpu"))
-                body.append(_text(cx, y + 23, "GPU"))
+                body.append(PEN.rect(x, y, 56, 36, "gpu"))
+                body.append(PEN.text(cx, y + 23, "GPU"))
         for nic in range(8):
             x = left + 24 + nic * 37
-            body.append(_line(x + 13, 214, x + 13, fabric_y, "fabric-line"))
-            body.append(_rect(x, 200, 26, 14, "nic"))
-        body.append(_text(left + 332, 224, _("NICs"), "small", "end"))
-    body.append(_rect(10, fabric_y, 700, 28, "fabric"))
+            body.append(PEN.line(x + 13, 214, x + 13, fabric_y, "fabric-line"))
+            body.append(PEN.rect(x, 200, 26, 14, "nic"))
+        body.append(PEN.text(left + 332, 224, _("NICs"), "small", "end"))
+    body.append(PEN.rect(10, fabric_y, 700, 28, "fabric"))
     body.append(
-        _text(
+        PEN.text(
             360,
             fabric_y + 19,
             _("InfiniBand or another RDMA fabric: between nodes"),
@@ -91,24 +82,24 @@ def topologies_svg() -> SafeString:
     body: list[str] = []
     for index, (kind, title) in enumerate(panels):
         left = 10 + index * 240
-        body.append(_rect(left, 10, 220, 190, "node"))
-        body.append(_text(left + 110, 32, title, "title"))
+        body.append(PEN.rect(left, 10, 220, 190, "node"))
+        body.append(PEN.text(left + 110, 32, title, "title"))
         xs = [left + 14 + i * 50 for i in range(4)]
         if kind == "switch":
-            body.append(_rect(left + 14, 70, 192, 20, "switch"))
-            body.append(_text(left + 110, 84, "NVSwitch", "small on-dark"))
+            body.append(PEN.rect(left + 14, 70, 192, 20, "switch"))
+            body.append(PEN.text(left + 110, 84, "NVSwitch", "small on-dark"))
             for x in xs:
-                body.append(_line(x + 21, 90, x + 21, 116, "nvlink"))
+                body.append(PEN.line(x + 21, 90, x + 21, 116, "nvlink"))
         if kind == "bridge":
             for x in (xs[0], xs[2]):
-                body.append(_rect(x + 8, 104, 76, 12, "bridge"))
-            body.append(_text(left + 110, 94, _("NVLink bridges"), "small"))
-        body.append(_rect(left + 14, 170, 192, 18, "pcie-switch"))
-        body.append(_text(left + 110, 183, _("PCIe switch / CPU"), "small"))
+                body.append(PEN.rect(x + 8, 104, 76, 12, "bridge"))
+            body.append(PEN.text(left + 110, 94, _("NVLink bridges"), "small"))
+        body.append(PEN.rect(left + 14, 170, 192, 18, "pcie-switch"))
+        body.append(PEN.text(left + 110, 183, _("PCIe switch / CPU"), "small"))
         for x in xs:
-            body.append(_line(x + 21, 152, x + 21, 170, "pcie-line"))
-            body.append(_rect(x, 116, 42, 36, "gpu"))
-            body.append(_text(x + 21, 139, "GPU"))
+            body.append(PEN.line(x + 21, 152, x + 21, 170, "pcie-line"))
+            body.append(PEN.rect(x, 116, 42, 36, "gpu"))
+            body.append(PEN.text(x + 21, 139, "GPU"))
     return _svg(
         "topologies",
         730,
@@ -140,9 +131,9 @@ def bandwidth_svg() -> SafeString:
     for index, (label, name, kind) in enumerate(BANDWIDTH_ROWS):
         y = 12 + index * 36
         width = 400 * figures[name].value / widest
-        body.append(_text(190, y + 17, label, "label", "end"))
-        body.append(_rect(200, y, max(width, 2), 24, f"bar-{kind}"))
-        body.append(_text(208 + width, y + 17, format_figure(figures[name]), "label", "start"))
+        body.append(PEN.text(190, y + 17, label, "label", "end"))
+        body.append(PEN.rect(200, y, max(width, 2), 24, f"bar-{kind}"))
+        body.append(PEN.text(208 + width, y + 17, format_figure(figures[name]), "label", "start"))
     return _svg(
         "bandwidth",
         720,
@@ -160,22 +151,22 @@ def rails_svg() -> SafeString:
     rails = 4
     for node in range(3):
         left = 20 + node * 236
-        boxes.append(_rect(left, 10, 210, 70, "node"))
-        boxes.append(_text(left + 10, 26, _("Node %(n)s") % {"n": node + 1}, "small", "start"))
+        boxes.append(PEN.rect(left, 10, 210, 70, "node"))
+        boxes.append(PEN.text(left + 10, 26, _("Node %(n)s") % {"n": node + 1}, "small", "start"))
         for gpu in range(rails):
             x = left + 12 + gpu * 49
-            boxes.append(_rect(x, 36, 40, 32, "gpu"))
-            boxes.append(_text(x + 20, 57, f"GPU{gpu}", "small"))
+            boxes.append(PEN.rect(x, 36, 40, 32, "gpu"))
+            boxes.append(PEN.text(x + 20, 57, f"GPU{gpu}", "small"))
             leaf_x = 40 + gpu * 170 + 50
-            lines.append(_line(x + 20, 68, leaf_x, 140, f"fabric-line rail{gpu}"))
+            lines.append(PEN.line(x + 20, 68, leaf_x, 140, f"fabric-line rail{gpu}"))
     body = lines + boxes  # lines first, so the boxes sit on top of them
     for gpu in range(rails):
         x = 40 + gpu * 170
-        body.append(_rect(x, 140, 100, 26, f"leaf rail{gpu}"))
-        body.append(_text(x + 50, 157, _("Rail %(n)s leaf") % {"n": gpu}, "small on-dark"))
-        body.append(_line(x + 50, 166, x + 50, 196, "fabric-line"))
-    body.append(_rect(20, 196, 680, 24, "fabric"))
-    body.append(_text(360, 212, _("Spine switches"), "small on-dark"))
+        body.append(PEN.rect(x, 140, 100, 26, f"leaf rail{gpu}"))
+        body.append(PEN.text(x + 50, 157, _("Rail %(n)s leaf") % {"n": gpu}, "small on-dark"))
+        body.append(PEN.line(x + 50, 166, x + 50, 196, "fabric-line"))
+    body.append(PEN.rect(20, 196, 680, 24, "fabric"))
+    body.append(PEN.text(360, 212, _("Spine switches"), "small on-dark"))
     return _svg(
         "rails",
         720,

@@ -3,8 +3,8 @@
 The explainer, the FAQ and the catalog lint read these numbers from here, so the text cannot
 drift from the rule the catalog is checked against. Units follow the README: NVLink in GB/s per
 GPU, both directions added, as NVIDIA quotes it; InfiniBand in Gb/s per port, one direction.
-`tests/test_content.py` fails when a page states a bandwidth that is not here, and when the
-shipped catalog disagrees with these figures.
+`tests/content/test_content.py` fails when a page states a bandwidth that is not here, and when
+the shipped catalog disagrees with these figures.
 """
 
 from __future__ import annotations
@@ -55,10 +55,20 @@ MI300X_AZURE = (
     "https://learn.microsoft.com/en-us/azure/virtual-machines/sizes/gpu-accelerated/"
     "ndmi300xv5-series"
 )
-INFINITY_FABRIC = {"mi300x": Figure(896, "GB/s", MI300X_AZURE)}
+# MI355X (CDNA 4): seven links at 153.6 GB/s, 1,075.2 GB/s peer aggregate (AMD's CDNA 4 white
+# paper); the catalog stores whole GB/s.
+CDNA4_WHITEPAPER = (
+    "https://www.amd.com/content/dam/amd/en/documents/instinct-tech-docs/white-papers/"
+    "amd-cdna-4-architecture-whitepaper.pdf"
+)
+INFINITY_FABRIC = {
+    "mi300x": Figure(896, "GB/s", MI300X_AZURE),
+    "mi355x": Figure(1075, "GB/s", CDNA4_WHITEPAPER),
+}
 INFINITY_FABRIC_GBYTES_PER_GPU = {
     "mi300x": INFINITY_FABRIC["mi300x"].value,
     "mi325x": INFINITY_FABRIC["mi300x"].value,
+    "mi355x": INFINITY_FABRIC["mi355x"].value,
 }
 
 # PCIe x16, bidirectional GB/s, as the same datasheets compare it with NVLink.

@@ -1,9 +1,9 @@
 """The FAQ in English and Simplified Chinese: one structure renders the page and its JSON-LD.
 
-Answers are paragraphs in the small markup of `offerings.content.markup.render_markup`: source links
-`[text](https://...)`, table links `[text](table:slug)` (see `TABLE_LINKS`), figures `{name}`
-(see `offerings.content.facts.stated_figures`) and `` `code` ``. Both languages list the same questions
-in the same order, under the same slugs (the anchors on the page).
+Answers are paragraphs in the small markup of `offerings.content.markup.render_markup`: source
+links `[text](https://...)`, table links `[text](table:slug)` (see `TABLE_LINKS`), figures
+`{name}` (see `offerings.content.facts.stated_figures`) and `` `code` ``. Both languages list the
+same questions in the same order, under the same slugs (the anchors on the page).
 """
 
 from __future__ import annotations
@@ -25,7 +25,6 @@ GCP_NETWORK = "https://cloud.google.com/compute/docs/gpus/gpu-network-bandwidth"
 GCP_TCPX = "https://cloud.google.com/kubernetes-engine/docs/how-to/gpu-bandwidth-gpudirect-tcpx"
 GPUDIRECT_RDMA = "https://docs.nvidia.com/cuda/gpudirect-rdma/"
 NCCL_TESTS = "https://github.com/NVIDIA/nccl-tests"
-AZURE_INFINIBAND = "https://learn.microsoft.com/en-us/azure/virtual-machines/setup-infiniband"
 
 
 @dataclass(frozen=True)

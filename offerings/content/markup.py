@@ -1,8 +1,9 @@
 """What the content pages share: links from prose into the table, figures, and a small markup.
 
-- `TABLE_LINKS`: every pre-filtered view of the table a sentence may point at, by slug, with the
-  contract's query parameters. `table_link_counts()` counts the matching instance types (one
-  `COUNT` per link, cached for a few minutes, the same for both languages).
+- `TABLE_LINKS`: every pre-filtered view of the table a sentence may point at, by slug, in the
+  filter page's public query parameters (the README's public interface section).
+  `table_link_counts()` counts the matching instance types (one `COUNT` per link, cached for a
+  few minutes, the same for both languages).
 - Figures come from `offerings.content.facts` and are rendered with their source as the link.
 - `render_markup()` turns the FAQ's plain text into HTML: `[text](https://...)` is a source link,
   `[text](table:slug)` a table link with its live count, `{name}` a figure, `` `x` `` code.
@@ -25,14 +26,15 @@ from django.utils.translation import gettext
 
 from offerings.content.facts import Figure, stated_figures
 from offerings.filters import parse_listing_query
+from offerings.models import Fabric
 
 Absolute = Callable[[str], str]
-RDMA_QUERY = "fabric=infiniband&fabric=roce&fabric=efa&fabric=erdma"
+RDMA_QUERY = "&".join(f"fabric={technology}" for technology in Fabric.RDMA_TECHNOLOGIES)
 
 
 @dataclass(frozen=True)
 class TableLink:
-    """A pre-filtered view of the filter page, in the contract's query parameters."""
+    """A pre-filtered view of the filter page, in its public query parameters."""
 
     slug: str
     query: str

@@ -9,6 +9,7 @@
   `{% alternate_links %}`: canonical URL plus hreflang alternates.
 - `{{ data|ld_json }}`: JSON for a `<script type="application/ld+json">` block, escaped like
   Django's `json_script`.
+- `{{ origins|price_origins }}`: where the data page says a provider's prices come from.
 """
 
 from __future__ import annotations
@@ -21,15 +22,21 @@ from django.template.base import Node, NodeList, Parser, Token
 from django.urls import translate_url
 from django.utils.html import format_html_join
 from django.utils.safestring import SafeString, mark_safe
+from django.utils.translation import gettext_lazy as _
 
 from offerings.content.facts import stated_figures
 from offerings.content.markup import absolute_url, figure_html, format_figure, table_link_html
+from offerings.models import OfferOrigin
 
 register = template.Library()
 
 HREFLANG = {"en": "en", "zh-hans": "zh-Hans"}
 OG_LOCALE = {"en": "en_US", "zh-hans": "zh_CN"}
 JSON_ESCAPES = {ord(">"): "\\u003E", ord("<"): "\\u003C", ord("&"): "\\u0026"}
+# `Offer.origin` in the data page's words; the curated catalog is the one other origin.
+PRICE_ORIGINS = {OfferOrigin.SCRAPER: _("provider API"), OfferOrigin.CURATOR: _("a curator")}
+CURATED_ORIGIN = _("curated from documentation")
+NO_PRICES = _("no prices yet")
 
 
 class CaptureNode(Node):
@@ -68,6 +75,14 @@ def fig(name: str) -> SafeString:
 def figtext(name: str) -> str:
     """A figure without its link, for use inside another link."""
     return format_figure(stated_figures()[name])
+
+
+@register.filter
+def price_origins(origins: list[str]) -> str:
+    """Where a provider's prices come from, in words, or that it has none yet."""
+    if not origins:
+        return str(NO_PRICES)
+    return ", ".join(str(PRICE_ORIGINS.get(origin, CURATED_ORIGIN)) for origin in origins)
 
 
 @register.filter

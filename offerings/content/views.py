@@ -1,7 +1,8 @@
 """Content pages (explainer, FAQ, about the data), the sitemap and robots.txt.
 
-Long-form text lives in one template per language (`templates/content/<page>.<lang>.html`);
-the language comes from the URL (English unprefixed, `/zh-hans/`).
+Long-form text lives in one template per language (`templates/content/<page>.<lang>.html`),
+the FAQ in `offerings.content.faq` and the explainer's sources in `LEARN_SOURCES`, each in both
+languages; the language comes from the URL (English unprefixed, `/zh-hans/`).
 """
 
 from __future__ import annotations
@@ -16,12 +17,15 @@ from django.db.models import Count, Exists, Max, OuterRef, Q, Subquery
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import NoReverseMatch, reverse
+from django.utils.html import format_html_join
+from django.utils.safestring import SafeString
 from django.utils.translation import get_language
 from django.views.decorators.cache import cache_control
 from django.views.decorators.http import require_safe
 
+from offerings import coverage
 from offerings.content import diagrams as content_diagrams
-from offerings.content import facts
+from offerings.content import facts, faq
 from offerings.content.faq import faq_entries, faq_jsonld
 from offerings.content.markup import absolute_url, figure_html
 from offerings.models import ExchangeRate, GpuModel, InstanceType, Provider, RunStatus, ScrapeRun
@@ -65,6 +69,51 @@ def infiniband_rates() -> list[dict]:
     ]
 
 
+# The explainer's sources, a list item a group: (URL, name, name in Chinese where it differs).
+LEARN_SOURCES = (
+    ((facts.NVLINK_PAGE, "NVIDIA: NVLink and NVLink Switch", "NVIDIA：NVLink 与 NVLink Switch"),),
+    (
+        (facts.A100_DATASHEET, "NVIDIA A100 datasheet", "NVIDIA A100 数据手册"),
+        (facts.H100_PAGE, "NVIDIA H100", None),
+        (facts.V100_PAGE, "NVIDIA V100", None),
+        (facts.GB200_NVL72_PAGE, "NVIDIA GB200 NVL72", None),
+    ),
+    (
+        (
+            facts.NVIDIA_NDR_OVERVIEW,
+            "NVIDIA: NDR InfiniBand overview",
+            "NVIDIA：NDR InfiniBand 概述",
+        ),
+        (facts.CONNECTX8_MANUAL, "NVIDIA ConnectX-8 SuperNIC", None),
+        (faq.GPUDIRECT_RDMA, "GPUDirect RDMA", None),
+    ),
+    (
+        (facts.AZURE_NDM_A100_V4, "Azure NDm A100 v4", None),
+        (facts.AZURE_ND_H100_V5, "Azure ND H100 v5", None),
+        (facts.MI300X_AZURE, "Azure ND MI300X v5", None),
+    ),
+    (
+        (faq.AWS_EFA, "AWS Elastic Fabric Adapter", None),
+        (faq.AWS_OFI_NCCL, "aws-ofi-nccl", None),
+        (faq.GCP_NETWORK, "Google Cloud: GPU network bandwidth", "Google Cloud：GPU 网络带宽"),
+    ),
+    ((faq.NCCL_ENV, "NCCL environment variables", "NCCL 环境变量"),),
+)
+
+
+def learn_sources() -> list[SafeString]:
+    """The explainer's sources in the active language: one line of links a list item."""
+    chinese = get_language() == "zh-hans"
+    return [
+        format_html_join(
+            " · ",
+            '<a href="{}" rel="external">{}</a>',
+            ((url, (chinese and name_zh) or name) for url, name, name_zh in group),
+        )
+        for group in LEARN_SOURCES
+    ]
+
+
 @require_safe
 @cache_control(public=True, max_age=CONTENT_MAX_AGE)
 def learn(request: HttpRequest) -> HttpResponse:
@@ -76,6 +125,7 @@ def learn(request: HttpRequest) -> HttpResponse:
         "rails_svg": content_diagrams.rails_svg(),
         "nvlink_generations": nvlink_generations(),
         "infiniband_rates": infiniband_rates(),
+        "sources": learn_sources(),
         "reviewed": CONTENT_REVIEWED,
     }
     return render(request, content_template("learn"), context)
@@ -121,6 +171,7 @@ def about_data(request: HttpRequest) -> HttpResponse:
         "corrections_form": route_exists("offerings:instance-report", "provider", "slug"),
         "instance_count": InstanceType.objects.visible().count(),
         "stale_hours": settings.PRICE_STALE_AFTER_HOURS,
+        "coverage": coverage.table_rows(coverage.coverage(coverage.catalog_facts())[0]),
     }
     return render(request, content_template("about"), context)
 
@@ -169,8 +220,7 @@ class I18nSitemap(Sitemap):
         return super().get_domain(site)
 
 
-# Parameterless public pages. A name whose route does not exist yet (the estimator) is skipped,
-# so it appears here the day its route is added.
+# Parameterless public pages; a name whose route does not exist is skipped.
 STATIC_PAGES = (
     "offerings:instance-list",
     "offerings:learn",
@@ -206,10 +256,10 @@ class InstanceSitemap(I18nSitemap):
 
 
 class LandingSitemap(I18nSitemap):
-    """Hook for `/gpus/<slug>/` and `/providers/<slug>/`: listed once their routes exist.
+    """The landing pages `/gpus/<slug>/` and `/providers/<slug>/`.
 
     A subclass names the route (taking the slug as its one argument) and the rows that have a
-    page: those with at least one visible instance type.
+    page: those with at least one visible instance type. A route that does not exist lists none.
     """
 
     route = ""

@@ -9,7 +9,7 @@ doc/PERFORMANCE.md), so a factor is fitted "through the model", not by dividing 
 `fit_efficiency()` fits one factor per link kind, least squares on log(modelled / published):
 intra-node kinds first (their points have one node), then the fabrics (whose points also cross
 NVLink, with the intra factors just fitted). The defaults in `offerings.estimator.core.EFFICIENCY` are
-this fit rounded to two decimals; tests/test_estimator.py re-runs it and compares.
+this fit rounded to two decimals; tests/estimator/test_core.py re-runs it and compares.
 
 Message size: factors are fitted to 1 GiB results (one transformer block's FSDP all-gather for
 10-100B models is 0.4-2 GB); results at other sizes are kept as out-of-sample checks
@@ -28,13 +28,13 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
+from offerings.estimator.collectives import allreduce_busbw
 from offerings.estimator.core import (
     DEFAULT_CONSTANTS,
     Constants,
     FabricSpec,
     GpuLinkSpec,
     InstanceSpec,
-    allreduce_busbw,
 )
 
 GIB = 2**30

@@ -1,5 +1,6 @@
 """Template helpers for showing catalog figures: money in the display currency, unknowns."""
 
+import json
 from decimal import ROUND_HALF_EVEN, Decimal
 
 from django import template
@@ -7,6 +8,8 @@ from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import get_language
 from django.utils.translation import gettext as _
+
+from offerings import platform
 
 register = template.Library()
 
@@ -79,8 +82,77 @@ def field_choices(form, name: str):
     return [(v, t) for v, t in form.fields[name].choices if v]
 
 
+# htmx's settings, read from base.html's <meta name="htmx-config">: no eval, no injected styles, no
+# history snapshots (going back reloads the page); a 400 is the filter page saying which filters it
+# could not use, so it is swapped in like a 200, while other 4xx and 5xx answers are not.
+HTMX_CONFIG = json.dumps(
+    {
+        "allowEval": False,
+        "includeIndicatorStyles": False,
+        "historyCacheSize": 0,
+        "refreshOnHistoryMiss": True,
+        "responseHandling": [
+            {"code": "204", "swap": False},
+            {"code": "[23]..", "swap": True},
+            {"code": "400", "swap": True, "error": False},
+            {"code": "[45]..", "swap": False, "error": True},
+        ],
+    },
+    separators=(",", ":"),
+)
+
+
+@register.simple_tag
+def htmx_config() -> SafeString:
+    """The htmx settings as JSON, for a single-quoted attribute (the JSON has no single quote)."""
+    return mark_safe(HTMX_CONFIG)
+
+
 # -- interconnect badges: Python, not included templates, as the filter page shows 50-200 rows
 # of them and an include costs as much as the rest of a row.
+
+
+BASIS_CLASS = {"platform": " basis-platform", "third-party": " basis-third-party"}
+
+
+def _basis_note(basis: str | None) -> str:
+    """Hidden words saying a badge's fact is not the provider's own statement."""
+    if basis == "platform":
+        return format_html('<span class="visually-hidden"> ({})</span>', _("from the platform"))
+    if basis == "third-party":
+        return format_html('<span class="visually-hidden"> ({})</span>', _("third party"))
+    return ""
+
+
+def _badge(kind: str, text: str, basis: str | None) -> SafeString:
+    # A platform or third-party fact is drawn differently from a stated one (see the legend).
+    return format_html(
+        '<span class="badge {}{}">{}{}</span>',
+        kind,
+        BASIS_CLASS.get(basis or "", ""),
+        text,
+        _basis_note(basis),
+    )
+
+
+@register.simple_tag
+def fact_basis(row, name: str, provider: str = "") -> SafeString:
+    """Beside a fact on the detail page: who states it, or which vendor platform forces it."""
+    if row is None or name not in (row.basis or {}):
+        return ""
+    basis = row.basis[name]
+    if basis == "provider":
+        text = _("stated by %(provider)s") % {"provider": provider} if provider else _("stated")
+    elif basis == "platform":
+        rule = platform.RULES_BY_SLUG.get(getattr(row, "platform_rules", {}).get(name, ""))
+        text = (
+            _("follows from the %(system)s specification") % {"system": rule.system}
+            if rule
+            else _("follows from the vendor's platform")
+        )
+    else:
+        text = _("third party")
+    return format_html(' <small class="basis basis-{}">{}</small>', basis, text)
 
 
 @register.simple_tag
@@ -88,14 +160,15 @@ def link_badge(link) -> SafeString:
     """The GPU-to-GPU link of an instance: PCIe only, unknown, or NVLink/Infinity Fabric."""
     if not link or link.technology == "unknown":
         return format_html('<span class="badge unknown">{}</span>', _("unknown"))
+    basis = (link.basis or {}).get("technology")
     if link.technology == "none":
-        return format_html('<span class="badge pcie">{}</span>', _("PCIe only"))
+        return _badge("pcie", _("PCIe only"), basis)
     name = "Infinity Fabric" if link.technology == "infinity-fabric" else "NVLink"
     if link.topology == "nvswitch":
         name += " / NVSwitch"
     elif link.topology == "bridge":
         name += " " + _("bridge")
-    html = format_html('<span class="badge link">{}</span>', name)
+    html = _badge("link", name, basis)
     if link.domain_size:
         domain = _("%(n)s-GPU domain") % {"n": link.domain_size}
         html += format_html(" <small>{}</small>", domain)
@@ -107,14 +180,15 @@ def link_badge(link) -> SafeString:
 @register.simple_tag
 def fabric_badge(fabric) -> SafeString:
     """The fabric between nodes: an RDMA technology, TCP-only kinds, or unknown."""
+    basis = (fabric.basis or {}).get("technology") if fabric else None
     if not fabric or fabric.technology == "unknown":
         html = format_html('<span class="badge unknown">{}</span>', _("unknown"))
     elif fabric.technology == "tcpx":
-        html = format_html('<span class="badge tcp">{}</span>', _("TCPX (not RDMA)"))
+        html = _badge("tcp", _("TCPX (not RDMA)"), basis)
     elif fabric.technology == "ethernet":
-        html = format_html('<span class="badge tcp">{}</span>', _("Ethernet only"))
+        html = _badge("tcp", _("Ethernet only"), basis)
     else:
-        html = format_html('<span class="badge rdma">{}</span>', fabric.get_technology_display())
+        html = _badge("rdma", fabric.get_technology_display(), basis)
     if fabric and fabric.bandwidth_gbits_per_s:
         html += format_html(" <small>{} Gb/s</small>", fabric.bandwidth_gbits_per_s)
     return mark_safe(html)

@@ -26,7 +26,7 @@ from providers.base import (
     describe_error,
     read_json,
 )
-from providers.replay import match_key
+from providers.exchanges import match_key
 
 SLUG = "azure"
 API_URL = "https://prices.azure.com/api/retail/prices"

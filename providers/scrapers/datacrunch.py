@@ -15,6 +15,7 @@ from pydantic import ValidationError
 
 from offerings.schemas import RejectedRow, ScrapeBatch, ScrapedOffer, instance_slug
 from providers.base import (
+    REDACTED,
     DecimalString,
     ProviderModel,
     ScrapeContext,
@@ -22,7 +23,6 @@ from providers.base import (
     describe_error,
     read_json,
 )
-from providers.replay import REDACTED
 
 SLUG = "datacrunch"
 API_URL = "https://api.datacrunch.io/v1"

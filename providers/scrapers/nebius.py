@@ -31,8 +31,7 @@ from pydantic import ValidationError
 
 from offerings.schemas import RejectedRow, ScrapeBatch, ScrapedOffer, instance_slug
 from providers import grpc
-from providers.base import ScrapeContext, ScrapeError, describe_error
-from providers.replay import REDACTED
+from providers.base import REDACTED, ScrapeContext, ScrapeError, describe_error
 
 SLUG = "nebius"
 # Service addresses as the SDK's resolver (`nebius.base.resolver.Conventional`) derives them:

@@ -36,8 +36,8 @@ PAY_AS_YOU_GO = "PAY_AS_YOU_GO"
 # Price-list part number -> the multi-GPU shapes it prices, with their GPU counts. Part numbers
 # as quoted by public client code (API_NOTES.md section 7, third-party evidence): B93544 "GPU E4"
 # (A100 40GB), B95907 A100-v2 (80GB), B98415 H100, B110519 H200, B109485 MI300X, B109479 L40S,
-# B95909 A10, B92740 "GPU E3" (V100). Shapes not curated (BM.GPU.A10.4, BM.GPU3.8, the 2- and
-# 4-GPU VMs) reach the review queue with their shape named; single-GPU VMs are out of scope. A
+# B95909 A10, B92740 "GPU E3" (V100). Shapes not curated (BM.GPU3.8 and the 2- and 4-GPU V100
+# VMs) reach the review queue with their shape named; single-GPU VMs are out of scope. A
 # GPU part not listed here (B200, GB200, GB300, B109480 "H100T") goes to the review queue at its
 # per-GPU price, never guessed onto a shape.
 PART_SHAPES: dict[str, tuple[tuple[str, int], ...]] = {

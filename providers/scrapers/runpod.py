@@ -60,9 +60,12 @@ INSTANCE_SLUGS = {
     ("a100-sxm-80gb", 4, SECURE): "4x-a100-sxm-80gb",
     ("a100-sxm-80gb", 2, SECURE): "2x-a100-sxm-80gb",
     ("a100-pcie-80gb", 8, SECURE): "8x-a100-pcie-80gb",
+    ("a100-pcie-80gb", 4, SECURE): "4x-a100-pcie-80gb",
     ("a100-pcie-80gb", 2, SECURE): "2x-a100-pcie-80gb",
     ("h100-sxm", 8, SECURE): "8x-h100-sxm",
     ("h100-sxm", 8, CLUSTER): "8x-h100-sxm-instant-cluster",
+    ("h200-sxm", 8, CLUSTER): "8x-h200-sxm-instant-cluster",
+    ("b200", 8, CLUSTER): "8x-b200-instant-cluster",
 }
 
 GEO_PREFIXES = (

@@ -15,6 +15,7 @@ from offerings.estimator.calibration import (
     calibration_report,
     fit_efficiency,
 )
+from offerings.estimator.collectives import collective_time, plan
 from offerings.estimator.core import (
     DEFAULT_CONSTANTS,
     EFFICIENCY,
@@ -24,12 +25,13 @@ from offerings.estimator.core import (
     GpuLinkSpec,
     InstanceSpec,
     Job,
-    collective_time,
+    parse_job,
+)
+from offerings.estimator.estimation import (
     estimate,
     estimate_inference,
     estimate_training,
-    parse_job,
-    plan,
+    rank_key,
 )
 
 GIB = 2**30
@@ -636,8 +638,6 @@ def test_absurd_but_valid_sizes_give_finite_numbers_not_overflows() -> None:
 
 
 def test_training_rows_without_an_estimate_rank_after_every_estimated_row():
-    from offerings.estimator.core import _sort_key
-
     priced_unknown = SimpleNamespace(
         cost_per_billion_tokens_usd=None,
         cost_per_hour_usd=1.0,
@@ -654,8 +654,8 @@ def test_training_rows_without_an_estimate_rank_after_every_estimated_row():
         instance={"id": 2},
         nodes=1,
     )
-    ranked = sorted([priced_unknown, estimated], key=_sort_key)
+    ranked = sorted([priced_unknown, estimated], key=rank_key)
     assert ranked == [estimated, priced_unknown]
     # for inference the hourly price is the ranking cost of a fitting row
-    inference = sorted([estimated, priced_unknown], key=lambda r: _sort_key(r, inference=True))
+    inference = sorted([estimated, priced_unknown], key=lambda r: rank_key(r, inference=True))
     assert inference[0] is priced_unknown

@@ -133,10 +133,8 @@ def test_every_curated_target_of_the_part_table_is_a_curated_oci_shape_or_docume
     with (settings.BASE_DIR / "fixtures" / "providers" / "oci.toml").open("rb") as handle:
         curated = {instance_slug(i["name"]) for i in tomllib.load(handle)["instances"]}
     targets = {instance_slug(shape) for shapes in oci.PART_SHAPES.values() for shape, _ in shapes}
-    # A10 and V100 shapes are priced for the review queue; the rest are curated shapes.
+    # V100 shapes are priced for the review queue; the rest (A10 ones too) are curated shapes.
     assert targets - curated == {
-        "vm-gpu-a10-2",
-        "bm-gpu-a10-4",
         "vm-gpu3-2",
         "vm-gpu3-4",
         "bm-gpu3-8",
@@ -184,9 +182,10 @@ def test_the_oci_recording_ingests_exact_prices(settings):
             Decimal(per_gpu),
             None,
         )
-    # 2 curated shapes (already priced by the fixture at the same figure: updated, no history)
-    # + 5 uncurated A10/V100 shapes queued for review.
-    assert (run.fetched, run.created, run.updated, run.unchanged, run.rejected) == (7, 0, 2, 0, 0)
+    # 2 curated shapes already priced by the fixture at the same figure (updated, no history),
+    # 2 curated A10 shapes priced for the first time (created), and 3 uncurated V100 shapes
+    # queued for review.
+    assert (run.fetched, run.created, run.updated, run.unchanged, run.rejected) == (7, 2, 2, 0, 0)
     review = SkuReview.objects.get(provider__slug="oci", sku="BM.GPU3.8")
     # B92740 2.95 x 8 = 23.60 (SkyPilot BM.GPU3.8: 23.6).
     assert review.parsed["prices"][0]["price_per_hour"] == "23.60"
@@ -200,5 +199,5 @@ def test_a_second_replay_of_the_oci_recording_writes_nothing(settings):
     history = PriceObservation.objects.count()
     replay_command("oci", "oci")
     run = ScrapeRun.objects.filter(provider__slug="oci").latest()
-    assert (run.created, run.updated, run.unchanged) == (0, 0, 2)
+    assert (run.created, run.updated, run.unchanged) == (0, 0, 4)
     assert PriceObservation.objects.count() == history

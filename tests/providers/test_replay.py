@@ -7,6 +7,7 @@ import json
 import httpx
 import pytest
 
+from providers.exchanges import redact_url
 from providers.http import make_client
 from providers.replay import (
     RecordingTransport,
@@ -14,7 +15,6 @@ from providers.replay import (
     ReplayMismatch,
     ReplayTransport,
     match_key,
-    redact_url,
 )
 
 

@@ -180,12 +180,12 @@ def test_the_runpod_recording_ingests_exact_prices(settings):
             True,
         )
     assert not offers.filter(instance__slug="8x-a100-sxm-80gb", kind="spot").exists()
-    # 16 rows: 14 on curated pods (4 already priced by the fixture in US-TX-3, at the same
-    # figures: updated, no history), 2 for 4x A100 PCIe, which is not curated: review queue.
-    assert (run.fetched, run.created, run.updated, run.unchanged, run.rejected) == (16, 10, 4, 0, 0)
-    review = SkuReview.objects.get(provider__slug="runpod")
-    assert review.sku == "4x NVIDIA A100 80GB PCIe (secure)"
-    assert review.parsed["no_curated_instance_type"] == "4x-a100-pcie-80gb"
+    # 16 rows, all on curated pods (4 already priced by the fixture in US-TX-3, at the same
+    # figures: updated, no history); 4x A100 PCIe is curated now, so nothing waits for review.
+    assert (run.fetched, run.created, run.updated, run.unchanged, run.rejected) == (16, 12, 4, 0, 0)
+    assert not SkuReview.objects.filter(provider__slug="runpod").exists()
+    four = offers.filter(instance__slug="4x-a100-pcie-80gb")
+    assert four.count() == 2
 
 
 @pytest.mark.usefixtures("catalog")
@@ -195,5 +195,5 @@ def test_a_second_replay_of_the_runpod_recording_writes_nothing(settings):
     history = PriceObservation.objects.count()
     replay_command("runpod", "runpod")
     run = ScrapeRun.objects.filter(provider__slug="runpod").latest()
-    assert (run.created, run.updated, run.unchanged) == (0, 0, 14)
+    assert (run.created, run.updated, run.unchanged) == (0, 0, 16)
     assert PriceObservation.objects.count() == history

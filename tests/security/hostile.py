@@ -15,7 +15,7 @@ from pathlib import Path
 from django.test import override_settings
 
 from offerings.models import CorrectionReport, GpuModel, InstanceType, Provider, ScrapeRun
-from providers.http import make_client
+from providers.http import make_client, no_sleep
 from providers.refresh import refresh_provider
 from providers.replay import ReplayTransport
 from tests.providers.conftest import load_scraped_providers
@@ -30,7 +30,7 @@ def replay_azure(recording: str) -> ScrapeRun:
     transport = ReplayTransport(RECORDINGS / recording / "manifest.json")
     with (
         override_settings(AZURE_PRICE_REGIONS=["eastus"]),
-        make_client(transport, sleep=lambda s: None, rng=lambda: 0.5) as client,
+        make_client(transport, sleep=no_sleep, rng=lambda: 0.5) as client,
     ):
         return refresh_provider("azure", client, replaying=True)
 

@@ -13,11 +13,9 @@ from urllib.parse import urlsplit
 import pytest
 from django.conf import settings
 from django.core.cache import caches
-from django.core.exceptions import ImproperlyConfigured
 from django.test import Client, override_settings
 from django_ratelimit import core as ratelimit_core
 
-from gpucatalog.settings import env_rate
 from offerings import openapi
 
 pytestmark = pytest.mark.django_db
@@ -126,19 +124,6 @@ def test_an_unreachable_cache_lets_requests_through_rather_than_fail(client, cat
     with limited_settings(dead):
         assert client.get("/api/instances").status_code == 200
         assert client.get("/feeds/price-changes/").status_code == 200
-
-
-@pytest.mark.parametrize("value", ["lots", "5", "0/m", "5/y", "-1/m", "5 per minute"])
-def test_a_bad_rate_is_refused_with_the_variable_named(value):
-    with pytest.raises(ImproperlyConfigured, match="API_RATE must look like"):
-        env_rate("API_RATE", environ={"API_RATE": value})
-
-
-def test_rates_parse_and_default():
-    assert env_rate("API_RATE", "120/m", environ={}) == "120/m"
-    assert env_rate("FEED_RATE", environ={"FEED_RATE": " 20/10m "}) == "20/10m"
-    for name in ("API_RATE", "FEED_RATE", "CORRECTION_RATE"):
-        assert env_rate(name, environ={name: getattr(settings, name)})
 
 
 def test_the_openapi_document_lists_the_429_of_every_operation():

@@ -31,8 +31,10 @@ from django.core.management.base import BaseCommand, CommandError
 from pydantic import AnyHttpUrl, BaseModel, ConfigDict, Field
 from pydantic import ValidationError as SchemaError
 
+from offerings import coverage, platform
 from offerings.content import facts
 from offerings.schemas import (
+    RDMA_FABRICS,
     ExchangeRateCatalog,
     GpuCatalog,
     GpuIn,
@@ -44,7 +46,6 @@ from offerings.schemas import (
 # aggregate per GPU (by GPU slug): the same figures the explainer and FAQ state.
 NVLINK_GBYTES_PER_GPU = facts.NVLINK_GBYTES_PER_GPU
 INFINITY_FABRIC_GBYTES_PER_GPU = facts.INFINITY_FABRIC_GBYTES_PER_GPU
-RDMA_FABRICS = {"infiniband", "roce", "efa", "erdma"}
 OVERRIDES_FILE = "lint_overrides.toml"
 
 RULES = {
@@ -61,6 +62,8 @@ RULES = {
     "price-currency": "every price's currency is USD or has a reference exchange rate",
     "price-date": "no price is observed in the future",
     "override": "every lint override names a known rule and matches a problem",
+    "basis": "every known nvlink and fabric fact states its basis (provider or third-party)",
+    "platform": "no stated fact contradicts a platform rule, and every platform fact has one",
 }
 
 
@@ -246,6 +249,57 @@ def _source_problems(entry: InstanceIn) -> list[tuple[str, str]]:
     return found
 
 
+def _basis_problems(entry: InstanceIn) -> list[tuple[str, str]]:
+    found = []
+    for label, table, fields in (
+        ("nvlink", entry.nvlink, platform.LINK_FIELDS),
+        ("fabric", entry.fabric, platform.FABRIC_BASIS_FIELDS),
+    ):
+        _, bases = platform.stated_of(table, fields)
+        missing = sorted(name for name, basis in bases.items() if basis is None)
+        if missing:
+            found.append(("basis", f"{label} states {', '.join(missing)} without a basis"))
+    return found
+
+
+# The link checks above that already judge a fact: a platform conflict on the same fact is the
+# same problem, reported once.
+CHECKED_BY = {
+    "technology": "link-technology",
+    "generation": "nvlink-generation",
+    "domain_size": "domain-size",
+    "bandwidth_gbytes_per_s": "nvlink-bandwidth",
+}
+
+
+def _platform_problems(entry: InstanceIn, found: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    raised = {rule for rule, _ in found}
+    derived = platform.link_of_entry(entry)
+    return [
+        ("platform", conflict)
+        for conflict in derived.conflicts
+        if not any(
+            conflict.startswith(f"{name} = ") and CHECKED_BY.get(name) in raised
+            for name in platform.LINK_FIELDS
+        )
+    ]
+
+
+def catalog_facts(fixtures: Path) -> list[coverage.Facts]:
+    """Every fixture instance's interconnect facts after the platform rules (for --coverage)."""
+    rows = []
+    for path in sorted((fixtures / "providers").glob("*.toml")):
+        with path.open("rb") as handle:
+            catalog = ProviderCatalog.model_validate(tomllib.load(handle))
+        for entry in catalog.instances:
+            link = platform.link_of_entry(entry)
+            fabric, fabric_basis = platform.fabric_of_entry(entry)
+            rows.append(
+                coverage.Facts(catalog.provider.slug, link.values, link.basis, fabric, fabric_basis)
+            )
+    return rows
+
+
 def lint_catalog(fixtures: Path, today: date | None = None) -> list[Problem]:
     """Every problem found in a fixtures folder (empty when the catalog is clean)."""
     today = today or datetime.now(UTC).date()
@@ -322,6 +376,8 @@ def lint_catalog(fixtures: Path, today: date | None = None) -> list[Problem]:
             if gpu is None:
                 raw.append(Problem(name, where, "gpu-exists", f"unknown GPU slug {entry.gpu!r}"))
             found = _source_problems(entry) + _link_problems(entry, gpu) + _fabric_problems(entry)
+            found += _basis_problems(entry)
+            found += _platform_problems(entry, found)
             for price in entry.prices:
                 label = f"price {price.region} {price.kind}"
                 if price.currency not in rated:
@@ -331,7 +387,7 @@ def lint_catalog(fixtures: Path, today: date | None = None) -> list[Problem]:
                             f"{label}: no reference exchange rate for {price.currency}",
                         )
                     )
-                if price.observed_at > now:
+                if price.observed_at is not None and price.observed_at > now:
                     found.append(
                         (
                             "price-date",
@@ -396,6 +452,11 @@ class Command(BaseCommand):
             default=Path(settings.BASE_DIR) / "fixtures",
             help="Folder holding gpus.toml, exchange_rates.toml and providers/*.toml.",
         )
+        parser.add_argument(
+            "--coverage",
+            action="store_true",
+            help="Also print how many types know each interconnect fact, by basis and provider.",
+        )
 
     def handle(self, *args, fixtures: Path, verbosity: int = 1, **options):
         if not fixtures.is_dir():
@@ -403,6 +464,11 @@ class Command(BaseCommand):
         problems = lint_catalog(fixtures)
         for problem in problems:
             self.stderr.write(str(problem))
+        if options.get("coverage") and not any(p.rule == "schema" for p in problems):
+            lines, failing = coverage.format_table(*coverage.coverage(catalog_facts(fixtures)))
+            self.stdout.write("\n".join(lines))
+            if failing:
+                self.stdout.write(f"Below target: {', '.join(failing)}")
         if problems:
             raise CommandError(f"catalog lint: {len(problems)} problem(s)")
         if verbosity:

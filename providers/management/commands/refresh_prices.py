@@ -13,7 +13,7 @@ from rich.table import Table
 from offerings import services
 from offerings.models import Provider, ScrapeRun
 from providers import http
-from providers.http import make_client
+from providers.http import make_client, no_sleep
 from providers.refresh import ProviderNotInCatalog, refresh_provider
 from providers.registry import SCRAPERS, resolve
 from providers.replay import (
@@ -26,10 +26,6 @@ from providers.replay import (
 
 COUNTS = ("fetched", "created", "updated", "unchanged", "retired", "rejected", "errors")
 BAD = {ScrapeRun.Status.FAILED, ScrapeRun.Status.REJECTED}
-
-
-def _no_sleep(seconds: float) -> None:
-    """Replays do not wait out recorded Retry-After or backoff delays."""
 
 
 class Command(BaseCommand):
@@ -139,7 +135,7 @@ class Command(BaseCommand):
             transport = RecordingTransport(
                 http.live_transport(), record / slug, secrets=scraper.secrets()
             )
-        client = make_client(transport, sleep=_no_sleep if replay is not None else None)
+        client = make_client(transport, sleep=no_sleep if replay is not None else None)
         with client:
             try:
                 run = refresh_provider(

@@ -10,13 +10,9 @@ from django.core.management.base import BaseCommand, CommandError
 from providers import http
 from providers.base import ScrapeError
 from providers.ecb import ECB_URL, refresh_reference_rates
-from providers.http import make_client
+from providers.http import make_client, no_sleep
 from providers.refresh import describe_http_failure
 from providers.replay import RecordingTransport, ReplayError, ReplayTransport
-
-
-def _no_sleep(seconds: float) -> None:
-    """Replays do not wait out recorded Retry-After or backoff delays."""
 
 
 class Command(BaseCommand):
@@ -51,7 +47,7 @@ class Command(BaseCommand):
                 raise CommandError(str(exc)) from None
         elif record is not None:
             transport = RecordingTransport(http.live_transport(), record)
-        with make_client(transport, sleep=_no_sleep if replay is not None else None) as client:
+        with make_client(transport, sleep=no_sleep if replay is not None else None) as client:
             try:
                 summary = refresh_reference_rates(client)
             except ScrapeError as exc:

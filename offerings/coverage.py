@@ -1,0 +1,155 @@
+"""How much of the catalog is known: per interconnect fact, per provider, split by basis.
+
+`lint_catalog --coverage` computes it from the fixtures (after the platform rules), the data page
+(`/about/data/`) from the database; both go through `coverage()`, so they print the same table.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.utils.translation import gettext_lazy as _
+
+from offerings.models import InstanceType
+from offerings.platform import BASES, FABRIC_FIELDS, LINK_FIELDS
+
+LINKED = ("nvlink", "infinity-fabric")
+
+
+@dataclass(frozen=True)
+class Facts:
+    """One visible instance type's interconnect facts and their bases."""
+
+    provider: str
+    link: Mapping[str, Any]
+    link_basis: Mapping[str, str]
+    fabric: Mapping[str, Any]
+    fabric_basis: Mapping[str, str]
+
+
+@dataclass(frozen=True)
+class Measure:
+    """One coverage figure: which fact, among which types, and the share the catalog aims at."""
+
+    key: str
+    label: str
+    part: str  # "link" or "fabric"
+    name: str  # the field
+    target: float
+    among_linked: bool = False  # counted only among types with a GPU-to-GPU link
+
+
+MEASURES = (
+    Measure("nvlink", _("NVLink technology (or verified none)"), "link", "technology", 0.95),
+    Measure(
+        "domain", _("NVLink domain size, of those with a link"), "link", "domain_size", 0.90, True
+    ),
+    Measure("fabric", _("Fabric technology"), "fabric", "technology", 0.85),
+    Measure("fabric_gbps", _("Fabric Gb/s"), "fabric", "bandwidth_gbits_per_s", 0.80),
+    Measure("multi_node", _("Multi-node booking"), "fabric", "multi_node", 0.75),
+    Measure("gpudirect", _("GPUDirect RDMA"), "fabric", "gpudirect_rdma", 0.60),
+)
+
+
+@dataclass
+class Cell:
+    """Known count out of a total, with the known ones counted by basis."""
+
+    known: int = 0
+    total: int = 0
+    by_basis: Counter = field(default_factory=Counter)
+
+    @property
+    def share(self) -> float | None:
+        return self.known / self.total if self.total else None
+
+
+def _known(value: Any) -> bool:
+    return value is not None and value != "unknown" and value != ""
+
+
+def coverage(rows: Iterable[Facts]) -> tuple[dict[str, Cell], dict[str, dict[str, Cell]]]:
+    """The overall cell of each measure, and the same per provider."""
+    overall = {m.key: Cell() for m in MEASURES}
+    per_provider: dict[str, dict[str, Cell]] = {}
+    for row in rows:
+        cells = per_provider.setdefault(row.provider, {m.key: Cell() for m in MEASURES})
+        for measure in MEASURES:
+            if measure.among_linked and row.link.get("technology") not in LINKED:
+                continue
+            values = row.link if measure.part == "link" else row.fabric
+            bases = row.link_basis if measure.part == "link" else row.fabric_basis
+            for cell in (overall[measure.key], cells[measure.key]):
+                cell.total += 1
+                if _known(values.get(measure.name)):
+                    cell.known += 1
+                    cell.by_basis[bases.get(measure.name) or "none given"] += 1
+    return overall, dict(sorted(per_provider.items()))
+
+
+def format_table(overall: Mapping[str, Cell], per_provider: Mapping[str, Mapping[str, Cell]]):
+    """Plain-text lines of the coverage table (the lint's `--coverage` output)."""
+    lines = [f"{'fact':<42} {'known':>12} {'target':>7}   " + "  ".join(BASES)]
+    failing = []
+    for measure in MEASURES:
+        cell = overall[measure.key]
+        share = cell.share or 0.0
+        mark = "" if share >= measure.target else "  < target"
+        if mark:
+            failing.append(measure.key)
+        by_basis = "  ".join(f"{cell.by_basis.get(b, 0):>{len(b)}}" for b in BASES)
+        lines.append(
+            f"{measure.label!s:<42} {cell.known:>4}/{cell.total:<4}{share:>4.0%} "
+            f"{measure.target:>6.0%}   {by_basis}{mark}"
+        )
+    lines.append("")
+    header = f"{'provider':<12}" + "".join(f"{m.key:>14}" for m in MEASURES)
+    lines.append(header)
+    for provider, cells in per_provider.items():
+        row = f"{provider:<12}"
+        for measure in MEASURES:
+            cell = cells[measure.key]
+            row += f"{(f'{cell.known}/{cell.total}' if cell.total else '-'):>14}"
+        lines.append(row)
+    return lines, failing
+
+
+def catalog_facts() -> list[Facts]:
+    """Every visible instance type's stored facts (the data page's coverage table reads these)."""
+    rows = []
+    types = InstanceType.objects.visible().select_related("provider", "gpu_link", "fabric")
+    for instance in types.order_by("provider__slug", "slug"):
+        link = getattr(instance, "gpu_link", None)
+        fabric = getattr(instance, "fabric", None)
+        rows.append(
+            Facts(
+                instance.provider.slug,
+                {name: getattr(link, name, None) for name in LINK_FIELDS},
+                link.basis if link else {},
+                {name: getattr(fabric, name, None) for name in FABRIC_FIELDS},
+                fabric.basis if fabric else {},
+            )
+        )
+    return rows
+
+
+def table_rows(overall: Mapping[str, Cell]) -> list[dict]:
+    """The coverage table for a page: one row per measure, counts by basis, against its target."""
+    rows = []
+    for measure in MEASURES:
+        cell = overall[measure.key]
+        rows.append(
+            {
+                "label": measure.label,
+                "known": cell.known,
+                "total": cell.total,
+                "share": cell.share,
+                "target": measure.target,
+                "meets": (cell.share or 0) >= measure.target,
+                "by_basis": [cell.by_basis.get(basis, 0) for basis in BASES],
+            }
+        )
+    return rows

@@ -1,0 +1,213 @@
+"""How the GPUs of a row talk: the link inside a group, the fabric between groups, and the time
+of a collective over them.
+
+A row's G = nodes x GPUs per node GPUs form groups of m that share NVLink, Infinity Fabric or PCIe
+(the node, or an NVLink domain spanning nodes), joined by the fabric (`plan`). A collective pass
+costs each stage its ring time plus per-step latencies, and NCCL pipelines the stages, so a
+collective takes as long as its slower stage (`collective_time`). `allreduce_busbw` turns that
+time into nccl-tests' bus bandwidth, which offerings.estimator.calibration fits the efficiency
+factors against. Pure Python, as offerings.estimator.core.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from offerings.estimator.core import (
+    DEFAULT_CONSTANTS,
+    FABRIC_KINDS,
+    GB,
+    Constants,
+    InstanceSpec,
+)
+from offerings.estimator.phrases import gettext_noop
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How G = nodes x gpus_per_node GPUs are wired for one collective.
+
+    m GPUs per intra group share `intra_kind` at `intra_raw` GB/s per GPU per direction (before
+    the efficiency factor); D = `groups` groups are joined by `inter_kind` at `inter_raw`.
+    Either raw figure is None when unknown (and then named in `missing`) or unused.
+    """
+
+    gpus: int
+    group_gpus: int
+    groups: int
+    intra_kind: str | None
+    intra_raw: float | None
+    inter_kind: str | None
+    inter_raw: float | None
+    missing: tuple[str, ...]
+
+
+def intra_link(
+    instance: InstanceSpec, constants: Constants = DEFAULT_CONSTANTS
+) -> tuple[str | None, float | None, int | None, list[str]]:
+    """Return (kind, raw GB/s per GPU per direction, NVLink domain size or None, missing).
+
+    NVLink/Infinity Fabric is used when its domain holds the whole node (an NVSwitch topology
+    does by definition, so its unstated domain size is taken as the node); a smaller domain
+    (bridge pairs) means the node-wide ring crosses PCIe. "nvlink-sharp" is an NVLink NVSwitch
+    of generation 4 or later (NVSwitch gen3+ reduces in the switch: NCCL's NVLS algorithm).
+    """
+    link = instance.link
+    missing: list[str] = []
+    technology = link.technology
+    domain = link.domain_size
+    if technology in ("nvlink", "infinity-fabric"):
+        if domain is None and link.topology == "nvswitch":
+            domain = instance.gpu_count
+        if domain is None:
+            return None, None, None, [DOMAIN_SIZE_UNKNOWN[technology]]
+        if domain >= instance.gpu_count:
+            if not link.bandwidth_gbytes_per_s or link.bandwidth_gbytes_per_s <= 0:
+                return None, None, domain, [BANDWIDTH_UNKNOWN[technology]]
+            kind = "infinity-fabric" if technology == "infinity-fabric" else "nvlink"
+            if (
+                kind == "nvlink"
+                and link.topology == "nvswitch"
+                and link.generation is not None
+                and link.generation >= 4
+            ):
+                kind = "nvlink-sharp"
+            return kind, link.bandwidth_gbytes_per_s / 2, domain, missing
+    elif technology != "none":
+        return None, None, None, [gettext_noop("GPU-to-GPU link (NVLink or PCIe only)")]
+    else:
+        domain = None
+    gen = instance.pcie_generation
+    raw = constants.pcie_gbytes_per_s.get(gen) if gen is not None else None
+    if raw is None:
+        return None, None, domain, [gettext_noop("PCIe generation")]
+    return "pcie", raw, domain, missing
+
+
+#: What `missing` names when a figure is unknown (the API's words; the page translates them).
+DOMAIN_SIZE_UNKNOWN = {
+    "nvlink": gettext_noop("NVLink domain size"),
+    "infinity-fabric": gettext_noop("Infinity Fabric domain size"),
+}
+BANDWIDTH_UNKNOWN = {
+    "nvlink": gettext_noop("NVLink bandwidth"),
+    "infinity-fabric": gettext_noop("Infinity Fabric bandwidth"),
+}
+
+
+def spanning_domain(instance: InstanceSpec, domain: int | None) -> int | None:
+    """The domain size when an NVLink domain spans nodes (NVSwitch only, as GB200 NVL72)."""
+    if domain is None or domain <= instance.gpu_count or instance.link.topology != "nvswitch":
+        return None
+    return domain
+
+
+def plan(instance: InstanceSpec, nodes: int, constants: Constants = DEFAULT_CONSTANTS) -> Plan:
+    """Group the GPUs of `nodes` nodes into NVLink/PCIe groups joined by the fabric."""
+    g = instance.gpu_count
+    gpus = nodes * g
+    kind, raw, domain, missing = intra_link(instance, constants)
+    domain = spanning_domain(instance, domain) if kind != "pcie" else None
+    group = min(domain, gpus) if domain is not None else g
+    groups = math.ceil(gpus / group)
+    intra_kind, intra_raw = (kind, raw) if group > 1 else (None, None)
+    if group <= 1:
+        missing = []
+    inter_kind: str | None = None
+    inter_raw: float | None = None
+    if groups > 1:
+        fabric = instance.fabric
+        if fabric.technology not in FABRIC_KINDS:
+            missing.append(gettext_noop("fabric technology"))
+        else:
+            inter_kind = fabric.technology
+        if fabric.bandwidth_gbits_per_s is None or fabric.bandwidth_gbits_per_s <= 0:
+            missing.append(gettext_noop("fabric bandwidth"))
+        else:
+            inter_raw = fabric.bandwidth_gbits_per_s / 8 / g
+    return Plan(
+        gpus=gpus,
+        group_gpus=group,
+        groups=groups,
+        intra_kind=intra_kind,
+        intra_raw=intra_raw,
+        inter_kind=inter_kind,
+        inter_raw=inter_raw,
+        missing=tuple(missing),
+    )
+
+
+def effective_bandwidth(
+    kind: str | None, raw: float | None, constants: Constants = DEFAULT_CONSTANTS
+) -> float | None:
+    """GB/s per GPU per direction a collective reaches: raw x the kind's efficiency factor."""
+    if kind is None or raw is None:
+        return None
+    return raw * constants.efficiency[kind]
+
+
+@dataclass(frozen=True)
+class CommTimes:
+    """Seconds each stage takes alone, and the pipelined total; None when unknown."""
+
+    intra_s: float | None
+    inter_s: float | None
+    total_s: float | None
+
+
+def collective_time(
+    size_bytes: float,
+    passes: int,
+    calls: int,
+    the_plan: Plan,
+    constants: Constants = DEFAULT_CONSTANTS,
+    small_messages: bool = False,
+) -> CommTimes:
+    """Time of `passes` reduce-scatter/all-gather passes over `size_bytes`, hierarchically.
+
+    intra = passes x ((m-1)/m x S / B_intra + (m-1) x latency_intra)
+    inter = passes x ((D-1)/D x (S/m) / B_inter + (D-1) x latency_inter)
+    total = max(intra, inter) + calls x base latency (zero without communication)
+    Latencies are NCCL's Simple-protocol figures, or its LL ones with `small_messages`.
+    """
+    m, d = the_plan.group_gpus, the_plan.groups
+    step_latency = constants.latency_ll_us if small_messages else constants.latency_us
+    base_latency = constants.base_latency_ll_us if small_messages else constants.base_latency_us
+    intra_s: float | None = 0.0
+    inter_s: float | None = 0.0
+    if m > 1:
+        bandwidth = effective_bandwidth(the_plan.intra_kind, the_plan.intra_raw, constants)
+        if bandwidth is None or the_plan.intra_kind is None:
+            intra_s = None
+        else:
+            latency = step_latency[the_plan.intra_kind] * 1e-6
+            per_pass = (m - 1) / m * size_bytes / (bandwidth * GB) + (m - 1) * latency
+            intra_s = passes * per_pass
+    if d > 1:
+        bandwidth = effective_bandwidth(the_plan.inter_kind, the_plan.inter_raw, constants)
+        if bandwidth is None or the_plan.inter_kind is None:
+            inter_s = None
+        else:
+            latency = step_latency[the_plan.inter_kind] * 1e-6
+            per_pass = (d - 1) / d * (size_bytes / m) / (bandwidth * GB) + (d - 1) * latency
+            inter_s = passes * per_pass
+    if intra_s is None or inter_s is None:
+        return CommTimes(intra_s, inter_s, None)
+    base = calls * base_latency * 1e-6 if m * d > 1 else 0.0
+    return CommTimes(intra_s, inter_s, max(intra_s, inter_s) + base)
+
+
+def allreduce_busbw(
+    instance: InstanceSpec,
+    nodes: int,
+    size_bytes: float,
+    constants: Constants = DEFAULT_CONSTANTS,
+) -> float | None:
+    """Modelled nccl-tests all_reduce_perf bus bandwidth, GB/s: S / t x 2(G-1)/G."""
+    the_plan = plan(instance, nodes, constants)
+    times = collective_time(size_bytes, passes=2, calls=1, the_plan=the_plan, constants=constants)
+    if times.total_s is None or the_plan.gpus < 2 or times.total_s <= 0:
+        return None
+    g = the_plan.gpus
+    return size_bytes / times.total_s / GB * 2 * (g - 1) / g

@@ -1,0 +1,492 @@
+"""Training and inference estimates of each (instance, node count), their verdicts and ranking.
+
+`estimate()` is the estimator's entry point: every instance at every node count of the job, one
+row each, with a plain-language verdict and ranked by `rank_key`. A training row times compute
+and communication (offerings.estimator.collectives) and checks that the model states fit; an
+inference row checks that weights and KV cache fit one NVLink domain, and what tensor
+parallelism costs per token when they do not. Reasons and verdicts are phrases, said in English
+here for the API (offerings.estimator.phrases). Pure Python, as offerings.estimator.core.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import replace
+from typing import Any
+
+from offerings.estimator.collectives import (
+    DOMAIN_SIZE_UNKNOWN,
+    Plan,
+    collective_time,
+    effective_bandwidth,
+    intra_link,
+    plan,
+    spanning_domain,
+)
+from offerings.estimator.core import (
+    DEFAULT_CONSTANTS,
+    FORMULAS,
+    GIB,
+    HIDDEN_PER_LAYER,
+    TP_ALLREDUCES_PER_LAYER,
+    UNCALIBRATED_KINDS,
+    Constants,
+    Estimate,
+    EstimateResult,
+    InstanceSpec,
+    Job,
+)
+from offerings.estimator.phrases import Phrase, english, gettext_noop, join_reasons
+
+# --------------------------------------------------------------------------------------------
+# Estimation
+# --------------------------------------------------------------------------------------------
+
+
+def _availability(instance: InstanceSpec, nodes: int) -> Phrase | None:
+    """Why `nodes` nodes cannot be booked self-serve, or None."""
+    if nodes <= 1:
+        return None
+    fabric = instance.fabric
+    if fabric.multi_node is None:
+        return Phrase("multi-node-unstated", {"nodes": nodes})
+    if not fabric.multi_node:
+        return Phrase("no-multi-node", {"nodes": nodes})
+    if fabric.max_nodes is not None and nodes > fabric.max_nodes:
+        return Phrase("beyond-max-nodes", {"nodes": nodes, "max_nodes": fabric.max_nodes})
+    return None
+
+
+def _instance_ref(instance: InstanceSpec) -> dict[str, Any]:
+    return {
+        "id": instance.id,
+        "provider": instance.provider,
+        "name": instance.name,
+        "url": instance.url,
+    }
+
+
+def _gib(value_bytes: float) -> float:
+    return value_bytes / GIB
+
+
+def estimate_training(
+    instance: InstanceSpec,
+    job: Job,
+    nodes: int,
+    constants: Constants = DEFAULT_CONSTANTS,
+) -> EstimateResult:
+    """One training row: compute, communication, step, efficiency, cost and memory fit."""
+    row = _training_row(instance, job, nodes, constants)
+    # On its own a row cannot know the other node counts; estimate() refines this verdict.
+    return _with_verdict(row, _training_verdict(row, None, constants.comm_bound_efficiency))
+
+
+def _training_row(
+    instance: InstanceSpec, job: Job, nodes: int, constants: Constants
+) -> EstimateResult:
+    """A training row without its verdict, which depends on the other node counts too."""
+    the_plan = plan(instance, nodes, constants)
+    missing = list(the_plan.missing)
+    gpus = the_plan.gpus
+    params = job.params
+    size = params * job.bytes_per_param
+    fsdp = job.mode == "train-fsdp"
+    times = collective_time(
+        size,
+        passes=3 if fsdp else 2,
+        calls=3 if fsdp else 1,
+        the_plan=the_plan,
+        constants=constants,
+    )
+
+    compute_s: float | None = None
+    if instance.bf16_dense_tflops is None or instance.bf16_dense_tflops <= 0:
+        missing.append(gettext_noop("dense BF16 TFLOPS"))
+    else:
+        flops = 6 * params * job.tokens_per_step
+        compute_s = flops / (gpus * instance.bf16_dense_tflops * 1e12 * job.mfu)
+
+    step_s = efficiency = None
+    if compute_s is not None and times.total_s is not None:
+        step_s = compute_s + (1 - job.overlap) * times.total_s
+        efficiency = compute_s / step_s if step_s > 0 else 1.0
+
+    # Memory: weights + gradients at bytes_per_param, Adam state at 12 bytes, per GPU.
+    states = params * (2 * job.bytes_per_param + constants.optimizer_bytes_per_param)
+    per_gpu = states / gpus if fsdp else states
+    limit: float | None = None
+    reasons: list[Phrase] = []
+    if instance.gpu_memory_gib is None:
+        missing.append(gettext_noop("GPU memory"))
+    else:
+        limit = instance.gpu_memory_gib * GIB * constants.training_memory_fraction
+        if per_gpu > limit:
+            reasons.append(
+                Phrase(
+                    "states-too-big",
+                    {
+                        "per_gpu_gib": _gib(per_gpu),
+                        "sharded": fsdp,
+                        "gpus": gpus,
+                        "limit_gib": _gib(limit),
+                    },
+                )
+            )
+    unavailable = _availability(instance, nodes)
+    if unavailable:
+        reasons.insert(0, unavailable)
+    fits = not reasons and limit is not None
+
+    cost_hour = cost_step = cost_billion = None
+    if instance.price_per_hour_usd is not None:
+        cost_hour = nodes * instance.price_per_hour_usd
+        if fits and step_s is not None:
+            cost_step = cost_hour * step_s / 3600
+            cost_billion = cost_step / job.tokens_per_step * 1e9
+
+    bottleneck: str | None = None
+    if compute_s is not None and times.total_s is not None:
+        exposed = (1 - job.overlap) * times.total_s
+        if exposed <= compute_s or times.intra_s is None or times.inter_s is None:
+            bottleneck = "compute"
+        else:
+            bottleneck = "inter" if times.inter_s >= times.intra_s else "intra"
+
+    if not fits and not reasons:
+        reasons.append(Phrase("unknown", {"missing": tuple(dict.fromkeys(missing))}))
+    return EstimateResult(
+        instance=_instance_ref(instance),
+        nodes=nodes,
+        gpus=gpus,
+        fits=fits,
+        reason=join_reasons(reasons),
+        compute_s=compute_s,
+        comm_intra_s=times.intra_s,
+        comm_inter_s=times.inter_s,
+        comm_s=times.total_s,
+        step_s=step_s,
+        efficiency=efficiency,
+        cost_per_step_usd=cost_step,
+        cost_per_billion_tokens_usd=cost_billion,
+        cost_per_hour_usd=cost_hour,
+        intra_gbytes_per_s_per_gpu=effective_bandwidth(
+            the_plan.intra_kind, the_plan.intra_raw, constants
+        ),
+        inter_gbytes_per_s_per_gpu=effective_bandwidth(
+            the_plan.inter_kind, the_plan.inter_raw, constants
+        ),
+        intra_link=the_plan.intra_kind,
+        inter_link=the_plan.inter_kind,
+        group_gpus=the_plan.group_gpus,
+        groups=the_plan.groups,
+        bottleneck=bottleneck,
+        memory_per_gpu_gib=_gib(per_gpu),
+        memory_limit_gib=_gib(limit) if limit is not None else None,
+        missing=tuple(dict.fromkeys(missing)),
+        verdict="",
+        reason_phrases=tuple(reasons),
+    )
+
+
+def transformer_shape(
+    params: float, hidden_per_layer: int = HIDDEN_PER_LAYER
+) -> tuple[float, float]:
+    """First-order (layers, hidden) of a dense transformer: P = 12 L h^2 with h = 128 L."""
+    layers = (params / (12 * hidden_per_layer**2)) ** (1 / 3)
+    return layers, hidden_per_layer * layers
+
+
+def estimate_inference(
+    instance: InstanceSpec,
+    job: Job,
+    nodes: int,
+    constants: Constants = DEFAULT_CONSTANTS,
+) -> EstimateResult:
+    """One inference row: do weights + KV cache fit one NVLink domain; if not, what TP costs.
+
+    The domain is the NVLink/Infinity Fabric domain (up to its size across the row's nodes when
+    it spans nodes); a PCIe-only node's "domain" is one GPU (tensor parallelism over PCIe works
+    but is slow, so it is reported as not fitting, with its cost), and bridge pairs give 2.
+    """
+    g = instance.gpu_count
+    gpus = nodes * g
+    missing: list[str] = []
+    weights = job.params * job.bytes_per_param
+    kv = job.context_tokens * job.batch * job.kv_bytes_per_token
+    need = weights + kv
+    _, _, domain, link_missing = intra_link(instance, constants)
+    spanning: int | None = None
+    if instance.link.technology in ("nvlink", "infinity-fabric"):
+        spanning = spanning_domain(instance, domain)
+        if spanning is not None:
+            domain_gpus: int | None = min(spanning, gpus)
+        else:
+            domain_gpus = None if domain is None else min(domain, g)
+    elif instance.link.technology == "none":
+        domain_gpus = 1
+    else:
+        domain_gpus = None
+    if domain_gpus is None:
+        missing.extend(link_missing or [DOMAIN_SIZE_UNKNOWN["nvlink"]])
+
+    reasons: list[Phrase] = []
+    unavailable = _availability(instance, nodes)
+    if unavailable:
+        reasons.append(unavailable)
+    per_gpu_usable: float | None = None
+    fits_domain = False
+    nodes_needed: int | None = None
+    if instance.gpu_memory_gib is None:
+        missing.append(gettext_noop("GPU memory"))
+    else:
+        per_gpu_usable = instance.gpu_memory_gib * GIB * constants.inference_memory_fraction
+        nodes_needed = max(1, math.ceil(need / (per_gpu_usable * g)))
+        if domain_gpus is not None:
+            domain_usable = per_gpu_usable * domain_gpus
+            fits_domain = need <= domain_usable
+            if not fits_domain:
+                if domain_gpus == 1:
+                    domain_kind = "pcie"
+                elif spanning is not None and domain_gpus < spanning:
+                    domain_kind = "booked"
+                else:
+                    domain_kind = "domain"
+                reasons.append(
+                    Phrase(
+                        "domain-too-small",
+                        {
+                            "needed_gib": _gib(need),
+                            "weights_gib": _gib(weights),
+                            "kv_gib": _gib(kv),
+                            "domain": domain_kind,
+                            "domain_gpus": domain_gpus,
+                            "spanning": spanning,
+                            "usable_gib": _gib(domain_usable),
+                            "nodes_needed": nodes_needed,
+                        },
+                    )
+                )
+    fits = fits_domain and not unavailable and not missing
+
+    tp_comm = tp_fabric = None
+    tp_plan: Plan | None = None
+    if not fits_domain and nodes_needed is not None:
+        tp_plan = plan(instance, nodes_needed, constants)
+        if tp_plan.gpus > 1:
+            layers, hidden = transformer_shape(job.params, constants.hidden_per_layer)
+            message = job.batch * hidden * job.bytes_per_param
+            allreduces = TP_ALLREDUCES_PER_LAYER * layers
+            times = collective_time(message, 2, 1, tp_plan, constants, small_messages=True)
+            missing.extend(tp_plan.missing)
+            if times.total_s is not None and times.inter_s is not None:
+                tp_comm = allreduces * times.total_s / job.batch
+                tp_fabric = allreduces * times.inter_s / job.batch
+
+    cost_hour = None
+    if instance.price_per_hour_usd is not None:
+        cost_hour = nodes * instance.price_per_hour_usd
+    if not fits and not reasons:
+        reasons.append(Phrase("unknown", {"missing": tuple(dict.fromkeys(missing))}))
+    row = EstimateResult(
+        instance=_instance_ref(instance),
+        nodes=nodes,
+        gpus=gpus,
+        fits=fits,
+        reason=join_reasons(reasons),
+        compute_s=None,
+        comm_intra_s=None,
+        comm_inter_s=None,
+        comm_s=None,
+        step_s=None,
+        efficiency=None,
+        cost_per_step_usd=None,
+        cost_per_billion_tokens_usd=None,
+        cost_per_hour_usd=cost_hour,
+        intra_gbytes_per_s_per_gpu=(
+            effective_bandwidth(tp_plan.intra_kind, tp_plan.intra_raw, constants)
+            if tp_plan
+            else None
+        ),
+        inter_gbytes_per_s_per_gpu=(
+            effective_bandwidth(tp_plan.inter_kind, tp_plan.inter_raw, constants)
+            if tp_plan
+            else None
+        ),
+        intra_link=tp_plan.intra_kind if tp_plan else None,
+        inter_link=tp_plan.inter_kind if tp_plan else None,
+        group_gpus=tp_plan.group_gpus if tp_plan else (domain_gpus or 1),
+        groups=tp_plan.groups if tp_plan else 1,
+        bottleneck=None,
+        memory_per_gpu_gib=_gib(need / domain_gpus) if domain_gpus else None,
+        memory_limit_gib=_gib(per_gpu_usable) if per_gpu_usable is not None else None,
+        missing=tuple(dict.fromkeys(missing)),
+        verdict="",
+        domain_gpus=domain_gpus,
+        needed_gib=_gib(need),
+        nodes_needed=nodes_needed,
+        tp_comm_s_per_token=tp_comm,
+        tp_fabric_s_per_token=tp_fabric,
+        reason_phrases=tuple(reasons),
+    )
+    return _with_verdict(row, _inference_verdict(row))
+
+
+# --------------------------------------------------------------------------------------------
+# Verdicts and ranking
+# --------------------------------------------------------------------------------------------
+
+
+def _with_verdict(row: EstimateResult, verdict: Phrase) -> EstimateResult:
+    return replace(row, verdict=english(verdict), verdict_phrase=verdict)
+
+
+def _training_verdicts(rows: list[EstimateResult], constants: Constants) -> list[EstimateResult]:
+    """Attach a plain-language verdict to each row of one instance (rows sorted by nodes)."""
+    threshold = constants.comm_bound_efficiency
+    good = [r.nodes for r in rows if r.efficiency is not None and r.efficiency >= threshold]
+    last_good = max(good) if good else None
+    return [_with_verdict(row, _training_verdict(row, last_good, threshold)) for row in rows]
+
+
+def _stage_phrase(row: EstimateResult) -> Phrase | None:
+    """'the fabric gives 30.0 GB/s per GPU (EFA)' for the slower communication stage."""
+    if row.comm_inter_s and row.comm_intra_s is not None and row.comm_inter_s >= row.comm_intra_s:
+        if row.inter_gbytes_per_s_per_gpu is None:
+            return None
+        return Phrase(
+            "fabric-stage", {"bandwidth": row.inter_gbytes_per_s_per_gpu, "link": row.inter_link}
+        )
+    if row.comm_intra_s and row.intra_gbytes_per_s_per_gpu is not None:
+        per_node = row.gpus // max(row.nodes, 1)
+        spans_nodes = row.group_gpus > per_node
+        where = "domain" if spans_nodes else ("node" if row.nodes == 1 else "each-node")
+        return Phrase(
+            "intra-stage",
+            {
+                "bandwidth": row.intra_gbytes_per_s_per_gpu,
+                "link": row.intra_link,
+                "where": where,
+                "group_gpus": row.group_gpus,
+            },
+        )
+    return None
+
+
+def _training_verdict(row: EstimateResult, last_good: int | None, threshold: float) -> Phrase:
+    if row.efficiency is None:
+        if row.missing:
+            return Phrase("cannot-estimate", {"missing": row.missing})
+        if row.reason_phrases:
+            return Phrase("does-not-fit", {"reasons": row.reason_phrases})
+        return Phrase("no-estimate")
+    stage = _stage_phrase(row)
+    if row.efficiency < threshold:
+        beyond = last_good if last_good is not None and last_good < row.nodes else None
+        verdict = Phrase(
+            "communication-bound",
+            {"beyond": beyond, "at": None if beyond else row.nodes, "stage": stage},
+        )
+    elif stage is None:
+        verdict = Phrase("no-communication", {"efficiency": row.efficiency})
+    else:
+        verdict = Phrase("efficient", {"efficiency": row.efficiency, "stage": stage})
+    if row.fits:
+        return verdict
+    return Phrase("if-it-fitted", {"reasons": row.reason_phrases, "verdict": verdict})
+
+
+def _inference_verdict(row: EstimateResult) -> Phrase:
+    if row.fits:
+        return Phrase("fits-domain", {"domain_gpus": row.domain_gpus, "needed_gib": row.needed_gib})
+    if row.reason_phrases and row.reason_phrases[0].code == "unknown":
+        return Phrase("cannot-tell", {"reasons": row.reason_phrases})
+    tp_link, tp_seconds = None, None
+    if row.tp_fabric_s_per_token is not None and row.inter_link is not None:
+        tp_link, tp_seconds = row.inter_link, row.tp_fabric_s_per_token
+    elif row.tp_comm_s_per_token is not None and row.intra_link is not None:
+        tp_link, tp_seconds = row.intra_link, row.tp_comm_s_per_token
+    return Phrase(
+        "inference-does-not-fit",
+        {"reasons": row.reason_phrases, "tp_link": tp_link, "tp_s_per_token": tp_seconds},
+    )
+
+
+def rank(
+    cost: float | None, fits: bool, step_s: float | None, instance_id: Any, nodes: int
+) -> tuple[Any, ...]:
+    """The one ranking of results, the API's and the page's: a total order, cheapest first.
+
+    Rows without a cost come last (no price, does not fit, unknown data); then fitting before
+    not, faster first, and by instance id and node count.
+    """
+    return (
+        cost is None,
+        cost if cost is not None else 0.0,
+        not fits,
+        step_s if step_s is not None else math.inf,
+        str(instance_id),
+        nodes,
+    )
+
+
+def rank_key(row: EstimateResult, inference: bool = False) -> tuple[Any, ...]:
+    """`rank` of one row: training by cost per billion tokens, inference by hourly price."""
+    cost = row.cost_per_billion_tokens_usd
+    if inference and row.cost_per_hour_usd is not None and row.fits:
+        cost = row.cost_per_hour_usd  # inference: the cheapest node count that fits
+    return rank(cost, row.fits, row.step_s, row.instance["id"], row.nodes)
+
+
+def assumptions(job: Job, constants: Constants = DEFAULT_CONSTANTS) -> dict[str, Any]:
+    """Echo every parameter and constant the estimate used, for the page and the API."""
+    return {
+        "params_b": job.params_b,
+        "mode": job.mode,
+        "bytes_per_param": job.bytes_per_param,
+        "tokens_per_step": job.tokens_per_step,
+        "nodes": list(job.nodes),
+        "mfu": job.mfu,
+        "overlap": job.overlap,
+        "context_tokens": job.context_tokens,
+        "batch": job.batch,
+        "kv_bytes_per_token": job.kv_bytes_per_token,
+        "efficiency_factors": dict(constants.efficiency),
+        "uncalibrated_factors": dict(UNCALIBRATED_KINDS),
+        "latency_us_per_step": dict(constants.latency_us),
+        "base_latency_us_per_collective": constants.base_latency_us,
+        "latency_us_per_step_small_messages": dict(constants.latency_ll_us),
+        "base_latency_us_per_collective_small_messages": constants.base_latency_ll_us,
+        "pcie_gbytes_per_s_per_direction": {
+            str(k): v for k, v in constants.pcie_gbytes_per_s.items()
+        },
+        "optimizer_bytes_per_param": constants.optimizer_bytes_per_param,
+        "training_memory_fraction": constants.training_memory_fraction,
+        "inference_memory_fraction": constants.inference_memory_fraction,
+        "hidden_per_layer": constants.hidden_per_layer,
+        "tp_allreduces_per_layer": TP_ALLREDUCES_PER_LAYER,
+        "comm_bound_efficiency": constants.comm_bound_efficiency,
+        "formulas": list(FORMULAS),
+    }
+
+
+def estimate(
+    instances: Iterable[InstanceSpec],
+    job: Job,
+    constants: Constants = DEFAULT_CONSTANTS,
+) -> Estimate:
+    """Estimate every (instance, node count) and rank: cheapest per billion tokens first.
+
+    Training rows sort by cost_per_billion_tokens_usd ascending, rows without a cost (no price,
+    does not fit, unknown data) last; inference rows sort fitting rows by hourly cost.
+    """
+    results: list[EstimateResult] = []
+    for instance in instances:
+        if job.is_training:
+            rows = [_training_row(instance, job, n, constants) for n in job.nodes]
+            results.extend(_training_verdicts(rows, constants))
+        else:
+            results.extend(estimate_inference(instance, job, n, constants) for n in job.nodes)
+    results.sort(key=lambda row: rank_key(row, inference=not job.is_training))
+    return Estimate(results=tuple(results), assumptions=assumptions(job, constants))

@@ -1,0 +1,68 @@
+"""Reading money: reference rates in one query, USD figures and the display currency."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from decimal import ROUND_HALF_EVEN, Decimal
+
+from offerings.models import ExchangeRate
+
+USD = "USD"
+GPU_HOUR_PLACES = Decimal("0.000001")
+
+
+class UnknownCurrency(ValueError):
+    """A price in a currency the reference exchange-rate table does not hold."""
+
+
+class RateTable:
+    """Every reference rate, read in one query: the USD figure of a price charged in another
+    currency (at the newest rate, or at a given date) and amounts in the display currency."""
+
+    def __init__(self, rates: Iterable[ExchangeRate] | None = None) -> None:
+        if rates is None:
+            rates = ExchangeRate.objects.all()
+        self._by_date: dict[tuple[str, object], Decimal] = {}
+        self._latest: dict[str, ExchangeRate] = {}
+        for rate in rates:
+            self._by_date[(rate.currency, rate.rate_date)] = rate.usd_per_unit
+            latest = self._latest.get(rate.currency)
+            if latest is None or rate.rate_date > latest.rate_date:
+                self._latest[rate.currency] = rate
+
+    def to_usd(self, amount: Decimal, currency: str) -> tuple[Decimal, ExchangeRate | None]:
+        """Convert an amount at the newest rate; the rate used is returned so its date can show."""
+        if currency == USD:
+            return amount, None
+        rate = self._latest.get(currency)
+        if rate is None:
+            raise UnknownCurrency(f"no reference exchange rate for {currency}")
+        return amount * rate.usd_per_unit, rate
+
+    def usd_per_unit(self, currency: str, on=None) -> Decimal | None:
+        """USD per unit at the rate of `on` when there is one, else the newest; None if unknown."""
+        if currency == USD:
+            return Decimal(1)
+        if on is not None and (currency, on) in self._by_date:
+            return self._by_date[(currency, on)]
+        latest = self._latest.get(currency)
+        return latest.usd_per_unit if latest else None
+
+    def display(self, usd: Decimal | None, currency: str) -> Decimal | None:
+        """Convert a USD amount to the display currency at the newest reference rate."""
+        if usd is None or currency == USD:
+            return usd
+        rate = self.usd_per_unit(currency)
+        return None if rate is None else usd / rate
+
+    def display_rate(self, currency: str) -> ExchangeRate | None:
+        return None if currency == USD else self._latest.get(currency)
+
+
+def gpu_hour_usd(
+    price_per_hour: Decimal, currency: str, gpu_count: int, rates: RateTable
+) -> tuple[Decimal, ExchangeRate | None]:
+    """Price per GPU-hour in USD, kept to 6 places; the API rounds half-even to 4 once."""
+    usd, rate = rates.to_usd(price_per_hour, currency)
+    per_gpu = (usd / gpu_count).quantize(GPU_HOUR_PLACES, rounding=ROUND_HALF_EVEN)
+    return per_gpu, rate

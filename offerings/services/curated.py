@@ -1,0 +1,298 @@
+"""Curated loads: fixture rows inserted, or updated when their entry changed, sparing locked
+fields; curated prices that never replace a newer one."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from decimal import ROUND_HALF_EVEN
+
+from django.db import models, transaction
+from django.utils import timezone
+
+from offerings import platform
+from offerings.models import (
+    ExchangeRate,
+    Fabric,
+    GpuLink,
+    GpuModel,
+    InstanceType,
+    LinkTechnology,
+    LinkTopology,
+    Offer,
+    PriceObservation,
+    Provider,
+    Region,
+)
+from offerings.money import GPU_HOUR_PLACES, RateTable, gpu_hour_usd
+from offerings.schemas import (
+    ExchangeRateIn,
+    GpuIn,
+    InstanceIn,
+    PriceIn,
+    ProviderCatalog,
+    ProviderIn,
+)
+
+
+@dataclass
+class LoadCounts:
+    """What a load did, per model label: created / updated / unchanged."""
+
+    counts: dict[str, dict[str, int]] = field(default_factory=dict)
+
+    def add(self, label: str, outcome: str) -> None:
+        bucket = self.counts.setdefault(label, {"created": 0, "updated": 0, "unchanged": 0})
+        bucket[outcome] += 1
+
+    def changed(self) -> int:
+        return sum(c["created"] + c["updated"] for c in self.counts.values())
+
+
+def digest(entry: Mapping) -> str:
+    """A stable SHA-256 of a fixture entry, to tell whether it changed since the last load."""
+    canonical = json.dumps(entry, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def _upsert_curated(
+    model: type[models.Model],
+    lookup: dict,
+    values: dict,
+    entry_digest: str,
+    counts: LoadCounts,
+) -> models.Model:
+    """Insert a missing row; update a row whose fixture entry changed, sparing locked fields."""
+    label = model._meta.model_name
+    row = model.objects.filter(**lookup).first()
+    if row is None:
+        row = model.objects.create(**lookup, **values, fixture_digest=entry_digest)
+        counts.add(label, "created")
+        return row
+    if row.fixture_digest == entry_digest:
+        counts.add(label, "unchanged")
+        return row
+    locked = set(row.locked_fields)
+    for name, value in values.items():
+        if name not in locked:
+            setattr(row, name, value)
+    row.fixture_digest = entry_digest
+    row.full_clean(validate_unique=False, exclude=["instance"])
+    row.save()
+    counts.add(label, "updated")
+    return row
+
+
+def _sourced(entry) -> dict:
+    return {"source_url": str(entry.source_url), "verified_at": entry.verified_at}
+
+
+def load_exchange_rate(entry: ExchangeRateIn, counts: LoadCounts) -> None:
+    values = {"usd_per_unit": entry.usd_per_unit, "source_url": str(entry.source_url)}
+    row, created = ExchangeRate.objects.get_or_create(
+        currency=entry.currency, rate_date=entry.rate_date, defaults=values
+    )
+    if created:
+        counts.add("exchangerate", "created")
+    elif row.usd_per_unit != entry.usd_per_unit or row.source_url != values["source_url"]:
+        ExchangeRate.objects.filter(pk=row.pk).update(**values)
+        counts.add("exchangerate", "updated")
+    else:
+        counts.add("exchangerate", "unchanged")
+
+
+def load_gpu(entry: GpuIn, counts: LoadCounts) -> GpuModel:
+    data = entry.model_dump(mode="json")
+    values = entry.model_dump(exclude={"slug", "source_url", "verified_at"})
+    values |= _sourced(entry)
+    values["architecture"] = values["architecture"] or ""
+    return _upsert_curated(GpuModel, {"slug": entry.slug}, values, digest(data), counts)
+
+
+def load_provider(entry: ProviderIn, counts: LoadCounts) -> Provider:
+    values = entry.model_dump(exclude={"slug", "source_url", "verified_at"})
+    values["website"] = str(entry.website)
+    values |= _sourced(entry)
+    return _upsert_curated(
+        Provider, {"slug": entry.slug}, values, digest(entry.model_dump(mode="json")), counts
+    )
+
+
+def _kept_basis(row: GpuLink | Fabric | None, basis: dict) -> dict:
+    """The new basis map, keeping a locked field's old basis with its curator-set value."""
+    if row is None:
+        return basis
+    kept = {k: v for k, v in basis.items() if k not in row.locked_fields}
+    kept |= {k: v for k, v in row.basis.items() if k in row.locked_fields}
+    return kept
+
+
+def _link_values(entry: InstanceIn, row: GpuLink | None) -> dict:
+    """The link's row: the fixture's stated facts, then what the platform rules give."""
+    locked = frozenset(row.locked_fields) if row else frozenset()
+    derived = platform.link_of_entry(entry, locked)
+    values = entry.nvlink.model_dump(exclude={"source_url", "verified_at"}) | _sourced(entry.nvlink)
+    values |= {name: value for name, value in derived.values.items()}
+    values["technology"] = values["technology"] or LinkTechnology.UNKNOWN
+    if values["technology"] == LinkTechnology.NONE:
+        values["topology"] = ""
+    else:
+        values["topology"] = values["topology"] or LinkTopology.UNKNOWN
+    values["basis"] = _kept_basis(row, derived.basis)
+    values["platform_rules"] = derived.rules
+    return values
+
+
+def _fabric_values(entry: InstanceIn, row: Fabric | None) -> dict:
+    values = entry.fabric.model_dump(exclude={"source_url", "verified_at"}) | _sourced(entry.fabric)
+    values["cluster_source_url"] = str(entry.fabric.cluster_source_url or "")
+    derived, basis = platform.fabric_of_entry(entry)
+    values["rdma"] = derived["rdma"]
+    values["gpudirect_rdma"] = derived["gpudirect_rdma"]
+    values["basis"] = _kept_basis(row, basis)
+    return values
+
+
+def load_instance(
+    provider: Provider,
+    entry: InstanceIn,
+    gpus: Mapping[str, GpuModel],
+    regions: Mapping[str, Region],
+    rates: RateTable,
+    counts: LoadCounts,
+) -> InstanceType:
+    data = entry.model_dump(mode="json", exclude={"nvlink", "fabric", "prices"})
+    values = entry.model_dump(exclude={"nvlink", "fabric", "prices", "slug", "gpu"})
+    values |= _sourced(entry) | {"gpu": gpus[entry.gpu]}
+    instance = _upsert_curated(
+        InstanceType,
+        {"provider": provider, "slug": entry.resolved_slug},
+        values,
+        digest(data),
+        counts,
+    )
+    # The digests cover the values written, so a change of basis or of a platform rule updates
+    # the row as a changed fixture entry would.
+    link = _link_values(entry, GpuLink.objects.filter(instance=instance).first())
+    _upsert_curated(GpuLink, {"instance": instance}, link, digest(link), counts)
+    fabric = _fabric_values(entry, Fabric.objects.filter(instance=instance).first())
+    _upsert_curated(Fabric, {"instance": instance}, fabric, digest(fabric), counts)
+    for price in entry.prices:
+        record_catalog_price(instance, regions[price.region], price, rates, counts)
+    return instance
+
+
+def _newer(observed_at, held) -> bool:
+    """Whether a price observed at `observed_at` replaces one held from `held`.
+
+    A dated price replaces an undated one or an older one; an undated price replaces only an
+    undated one (a curator's correction of it).
+    """
+    if observed_at is None:
+        return held is None
+    return held is None or observed_at > held
+
+
+def record_catalog_price(
+    instance: InstanceType, region: Region, price: PriceIn, rates: RateTable, counts: LoadCounts
+) -> None:
+    """Store a curated price unless the offer already holds one as new or newer.
+
+    A price whose source shows no date is stored undated ("date unknown", always stale) and
+    never replaces a dated one for the same offer.
+    """
+    hourly = price.hourly.quantize(GPU_HOUR_PLACES, rounding=ROUND_HALF_EVEN)
+    per_gpu, rate = gpu_hour_usd(hourly, price.currency, instance.gpu_count, rates)
+    offer = Offer.objects.filter(
+        instance=instance, region=region, kind=price.kind, term_months=price.term_months
+    ).first()
+    if offer is None:
+        offer = Offer.objects.create(
+            instance=instance,
+            region=region,
+            kind=price.kind,
+            term_months=price.term_months,
+            price_per_hour=hourly,
+            currency=price.currency,
+            price_per_gpu_hour_usd=per_gpu,
+            exchange_rate_date=rate.rate_date if rate else None,
+            available=price.available,
+            observed_at=price.observed_at,
+            first_seen_at=price.observed_at or timezone.now(),
+            last_seen_at=price.observed_at or timezone.now(),
+            origin=Offer.Origin.CATALOG,
+            source_url=str(price.source_url),
+        )
+        PriceObservation.objects.create(
+            offer=offer,
+            price_per_hour=hourly,
+            currency=price.currency,
+            observed_at=price.observed_at,
+        )
+        counts.add("offer", "created")
+        return
+    changed = hourly != offer.price_per_hour or price.currency != offer.currency
+    undated_again = price.observed_at is None and not changed
+    if (
+        undated_again
+        or not _newer(price.observed_at, offer.observed_at)
+        or "price_per_hour" in offer.locked_fields
+    ):
+        counts.add("offer", "unchanged")
+        return
+    offer.price_per_hour = hourly
+    offer.currency = price.currency
+    offer.price_per_gpu_hour_usd = per_gpu
+    offer.exchange_rate_date = rate.rate_date if rate else None
+    offer.observed_at = price.observed_at
+    offer.last_seen_at = max(offer.last_seen_at, price.observed_at or offer.last_seen_at)
+    offer.source_url = str(price.source_url)
+    if "available" not in offer.locked_fields:
+        offer.available = price.available
+    offer.save()
+    if changed:
+        PriceObservation.objects.create(
+            offer=offer,
+            price_per_hour=hourly,
+            currency=price.currency,
+            observed_at=price.observed_at,
+        )
+    counts.add("offer", "updated")
+
+
+@transaction.atomic
+def load_catalog(
+    gpus: Iterable[GpuIn],
+    rates: Iterable[ExchangeRateIn],
+    providers: Iterable[ProviderCatalog],
+) -> LoadCounts:
+    """Load validated fixtures in one transaction; a second load of the same files changes nothing."""
+    counts = LoadCounts()
+    for rate in rates:
+        load_exchange_rate(rate, counts)
+    rate_book = RateTable()
+    gpu_rows = {entry.slug: load_gpu(entry, counts) for entry in gpus}
+    gpu_rows |= {g.slug: g for g in GpuModel.objects.exclude(slug__in=gpu_rows)}
+    for catalog in providers:
+        provider = load_provider(catalog.provider, counts)
+        regions = {}
+        for region in catalog.regions:
+            row, created = Region.objects.get_or_create(
+                provider=provider,
+                code=region.code,
+                defaults={"name": region.name, "geo": region.geo},
+            )
+            if not created and (row.name, row.geo) != (region.name, region.geo):
+                row.name, row.geo = region.name, region.geo
+                row.save(update_fields=["name", "geo"])
+                counts.add("region", "updated")
+            else:
+                counts.add("region", "created" if created else "unchanged")
+            regions[region.code] = row
+        for entry in catalog.instances:
+            if entry.gpu not in gpu_rows:
+                raise ValueError(f"{provider.slug}/{entry.name}: unknown GPU slug {entry.gpu!r}")
+            load_instance(provider, entry, gpu_rows, regions, rate_book, counts)
+    return counts
