@@ -21,6 +21,9 @@ LOCK := requirements.lock
 STAMP := $(VENV)/.installed-lock
 LOCALDB := $(PY) -m gpucatalog.localdb exec --
 PORT ?= 8000
+# The shipped provider recordings (hand-built, so their prices are "date unknown"): `make run`
+# replays them offline after loading the catalog, so a newcomer sees the prices they hold.
+RECORDINGS := tests/providers/recordings
 ARGS ?=
 UV_VERSION ?= 0.13.9
 LOCK_FLAGS ?=
@@ -87,6 +90,8 @@ run: install
 	  $(PY) manage.py migrate --noinput && \
 	  $(PY) manage.py collectstatic --noinput && \
 	  $(PY) manage.py load_catalog && \
+	  { $(PY) manage.py refresh_prices --replay $(RECORDINGS) >/dev/null || \
+	    echo "warning: replaying the shipped recordings failed (refresh_prices --replay $(RECORDINGS))"; } && \
 	  exec $(PY) manage.py runserver 127.0.0.1:$(PORT)'
 
 test: install

@@ -892,7 +892,7 @@ class PriceObservation(models.Model):
 
     class Meta:
         # Newest first; an undated observation (its source shows no date) sorts as the oldest.
-        ordering = ["offer", F("observed_at").desc(nulls_last=True)]
+        ordering = ["offer", F("observed_at").desc(nulls_last=True), "-pk"]
         get_latest_by = "observed_at"
         constraints = [
             models.UniqueConstraint(

@@ -6,7 +6,7 @@ import logging
 import os
 import time
 from collections.abc import Callable
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import httpx
@@ -76,8 +76,12 @@ def refresh_provider(
     progress: Callable[[str], None] | None = None,
     task_id: str = "",
     raise_transient: bool = False,
+    recorded_at: Callable[[], datetime | None] | None = None,
 ) -> ScrapeRun:
     """Scrape one provider and upsert what it returned; the run record says how it went.
+
+    A live run's prices are observed now. A replay's are observed when its recording was made:
+    `recorded_at()` (a ReplayTransport's) after the fetch, or unknown without one, never now.
 
     With `raise_transient`, a failure worth retrying (see `is_transient`) still closes the run
     as failed, then raises `TransientRefreshError` so the caller can schedule a retry.
@@ -101,12 +105,19 @@ def refresh_provider(
         credentials={} if replaying else scraper.credentials(),
         progress=progress or (lambda message: None),
     )
+    # Live: the writer stamps the run's time. A replay: its recording's date, or unknown.
+    observed = (recorded_at or (lambda: None)) if replaying else None
     with logcontext.bind(provider=slug, run=run.pk):
-        return _fetch_and_upsert(run, scraper, client, ctx, raise_transient)
+        return _fetch_and_upsert(run, scraper, client, ctx, raise_transient, observed)
 
 
 def _fetch_and_upsert(
-    run: ScrapeRun, scraper, client: httpx.Client, ctx: ScrapeContext, raise_transient: bool
+    run: ScrapeRun,
+    scraper,
+    client: httpx.Client,
+    ctx: ScrapeContext,
+    raise_transient: bool,
+    observed: Callable[[], datetime | None] | None = None,
 ) -> ScrapeRun:
     slug = scraper.slug
     try:
@@ -123,7 +134,7 @@ def _fetch_and_upsert(
         reason = f"scraper error: {type(exc).__name__}: {exc}"
         return services.fail_scrape_run(run, reason, ctx.warnings)
     try:
-        return _upsert(run, batch)
+        return _upsert(run, batch, observed)
     except (DatabaseError, ValueError) as exc:
         logger.exception("%s: upsert failed", slug)
         reason = f"could not write the offers: {exc}"
@@ -133,13 +144,16 @@ def _fetch_and_upsert(
         return run
 
 
-def _upsert(run: ScrapeRun, batch) -> ScrapeRun:
+def _upsert(run: ScrapeRun, batch, observed=None) -> ScrapeRun:
     """The one upsert; under the test-only pause hook, held open before its commit."""
+    dated = {} if observed is None else {"observed_at": observed()}
     pause_file = settings.REFRESH_TEST_PAUSE_FILE
     if not pause_file:
-        return services.upsert_offers(run, batch)
+        return services.upsert_offers(run, batch, **dated)
     with transaction.atomic():
-        run = services.upsert_offers(run, batch)  # a savepoint inside: nothing committed yet
+        run = services.upsert_offers(
+            run, batch, **dated
+        )  # a savepoint inside: nothing committed yet
         _pause_before_commit(Path(pause_file))
     return run
 
@@ -182,6 +196,7 @@ def refresh_from_source(
             trigger=trigger,
             task_id=task_id,
             raise_transient=True,
+            recorded_at=transport.recorded_at if transport is not None else None,
         )
 
 

@@ -24,6 +24,7 @@ import json
 import re
 from collections import defaultdict, deque
 from collections.abc import Iterable, Iterator
+from datetime import datetime
 from pathlib import Path
 from typing import Literal
 
@@ -58,6 +59,11 @@ class ManifestEntry(BaseModel):
     headers: dict[str, str] = Field(default_factory=dict)
     request_body: str | None = None
     error: Literal["timeout", "connect"] | None = None
+    # When the exchange was recorded (UTC); null for a hand-built recording, whatever dates its
+    # body shows. The prices a replay reads are observed then, never at the replay's time.
+    recorded_at: datetime | None = None
+    # Where real data in the body came from (repository, path, commit), for hand-built ones.
+    credit: str | dict[str, str] | None = None
 
     @model_validator(mode="after")
     def _status_or_error(self) -> ManifestEntry:
@@ -65,6 +71,8 @@ class ManifestEntry(BaseModel):
             raise ValueError("give exactly one of status and error")
         if self.error is not None and self.body is not None:
             raise ValueError("an error entry has no body")
+        if self.recorded_at is not None and self.recorded_at.utcoffset() is None:
+            raise ValueError("recorded_at needs a UTC offset (e.g. 2026-11-29T00:00:00Z)")
         return self
 
 
@@ -128,6 +136,13 @@ class ReplayTransport(httpx.BaseTransport):
                 request_body = (self.folder / entry.request_body).read_bytes()
             self._queues[match_key(entry.method, entry.url, request_body)].append(entry)
         self.served: list[ManifestEntry] = []
+
+    def recorded_at(self) -> datetime | None:
+        """When the served exchanges were recorded: the earliest, or None if any is undated."""
+        moments = [entry.recorded_at for entry in self.served]
+        if not moments or any(moment is None for moment in moments):
+            return None
+        return min(moments)
 
     def unused(self) -> list[ManifestEntry]:
         """Recorded exchanges no request has asked for (yet)."""

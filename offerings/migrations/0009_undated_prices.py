@@ -14,6 +14,7 @@ class Migration(migrations.Migration):
                 "ordering": [
                     "offer",
                     models.OrderBy(models.F("observed_at"), descending=True, nulls_last=True),
+                    "-pk",
                 ],
             },
         ),

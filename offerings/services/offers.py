@@ -212,9 +212,16 @@ def _stage(cursor, rows: Iterable[tuple], protected: Iterable[tuple]) -> None:
 
 
 _PRICE_LOCKED = "o.locked_fields && ARRAY['price_per_hour', 'currency']::varchar(64)[]"
+# The stored price was read later than this run's (or this run's has no date): it stays. An
+# undated price never replaces a dated one, and an older one never replaces a newer one.
+_HELD = "(o.observed_at IS NOT NULL AND ({new} IS NULL OR {new} < o.observed_at))"
+_HELD_STAGED = _HELD.format(new="%(observed)s::timestamptz")
+_HELD_MERGED = _HELD.format(new="EXCLUDED.observed_at")
+# Scraped prices are observed when the run read them; a replay passes its recording's date.
+LIVE = object()
 
 
-def _merge(cursor, provider: Provider, run: ScrapeRun, now) -> dict[str, int]:
+def _merge(cursor, provider: Provider, run: ScrapeRun, now, observed) -> dict[str, int]:
     """Classify the staged rows, merge them on the natural key, append history, retire."""
     offer = Offer._meta.db_table
     history = PriceObservation._meta.db_table
@@ -224,10 +231,10 @@ def _merge(cursor, provider: Provider, run: ScrapeRun, now) -> dict[str, int]:
         f"""
         UPDATE offer_stage s SET
             offer_id = o.id,
-            price_changed = NOT ({_PRICE_LOCKED})
+            price_changed = NOT ({_PRICE_LOCKED}) AND NOT {_HELD_STAGED}
                 AND (o.price_per_hour <> s.price_per_hour OR o.currency <> s.currency),
             outcome = CASE WHEN
-                (NOT ({_PRICE_LOCKED}) AND (
+                (NOT ({_PRICE_LOCKED}) AND NOT {_HELD_STAGED} AND (
                     o.price_per_hour <> s.price_per_hour OR o.currency <> s.currency
                     OR o.price_per_gpu_hour_usd IS DISTINCT FROM s.price_per_gpu_hour_usd
                     OR o.exchange_rate_date IS DISTINCT FROM s.exchange_rate_date
@@ -239,7 +246,8 @@ def _merge(cursor, provider: Provider, run: ScrapeRun, now) -> dict[str, int]:
         FROM {offer} o
         WHERE o.instance_id = s.instance_id AND o.region_id = s.region_id
           AND o.kind = s.kind AND o.term_months = s.term_months
-        """
+        """,
+        {"observed": observed},
     )
     # 2. The merge: one INSERT ... ON CONFLICT on the natural key, sparing locked fields.
     cursor.execute(
@@ -250,20 +258,20 @@ def _merge(cursor, provider: Provider, run: ScrapeRun, now) -> dict[str, int]:
             last_seen_at, missing_runs, is_active, origin, source_url, locked_fields
         )
         SELECT instance_id, region_id, kind, term_months, price_per_hour, currency,
-               price_per_gpu_hour_usd, exchange_rate_date, available, %(now)s, %(now)s,
+               price_per_gpu_hour_usd, exchange_rate_date, available, %(observed)s, %(now)s,
                %(now)s, 0, true, 'scraper', source_url, '{{}}'
         FROM offer_stage
         ON CONFLICT ON CONSTRAINT offer_natural_key DO UPDATE SET
-            price_per_hour = CASE WHEN {_PRICE_LOCKED} THEN o.price_per_hour
+            price_per_hour = CASE WHEN {_PRICE_LOCKED} OR {_HELD_MERGED} THEN o.price_per_hour
                 ELSE EXCLUDED.price_per_hour END,
-            currency = CASE WHEN {_PRICE_LOCKED} THEN o.currency ELSE EXCLUDED.currency END,
-            price_per_gpu_hour_usd = CASE WHEN {_PRICE_LOCKED} THEN o.price_per_gpu_hour_usd
+            currency = CASE WHEN {_PRICE_LOCKED} OR {_HELD_MERGED} THEN o.currency ELSE EXCLUDED.currency END,
+            price_per_gpu_hour_usd = CASE WHEN {_PRICE_LOCKED} OR {_HELD_MERGED} THEN o.price_per_gpu_hour_usd
                 ELSE EXCLUDED.price_per_gpu_hour_usd END,
-            exchange_rate_date = CASE WHEN {_PRICE_LOCKED} THEN o.exchange_rate_date
+            exchange_rate_date = CASE WHEN {_PRICE_LOCKED} OR {_HELD_MERGED} THEN o.exchange_rate_date
                 ELSE EXCLUDED.exchange_rate_date END,
-            source_url = CASE WHEN {_PRICE_LOCKED} THEN o.source_url
+            source_url = CASE WHEN {_PRICE_LOCKED} OR {_HELD_MERGED} THEN o.source_url
                 ELSE EXCLUDED.source_url END,
-            origin = CASE WHEN {_PRICE_LOCKED} THEN o.origin ELSE EXCLUDED.origin END,
+            origin = CASE WHEN {_PRICE_LOCKED} OR {_HELD_MERGED} THEN o.origin ELSE EXCLUDED.origin END,
             observed_at = CASE WHEN {_PRICE_LOCKED} THEN o.observed_at
                 ELSE GREATEST(o.observed_at, EXCLUDED.observed_at) END,
             available = CASE WHEN 'available' = ANY(o.locked_fields) THEN o.available
@@ -273,20 +281,20 @@ def _merge(cursor, provider: Provider, run: ScrapeRun, now) -> dict[str, int]:
             last_seen_at = GREATEST(o.last_seen_at, EXCLUDED.last_seen_at),
             missing_runs = 0
         """,
-        {"now": now},
+        {"now": now, "observed": observed},
     )
     # 3. History: a row only where the stored price changed (new offers included).
     cursor.execute(
         f"""
         INSERT INTO {history} (offer_id, price_per_hour, currency, observed_at, run_id)
-        SELECT o.id, o.price_per_hour, o.currency, %(now)s, %(run)s
+        SELECT o.id, o.price_per_hour, o.currency, %(observed)s, %(run)s
         FROM offer_stage s
         JOIN {offer} o ON o.instance_id = s.instance_id AND o.region_id = s.region_id
                       AND o.kind = s.kind AND o.term_months = s.term_months
         WHERE s.price_changed
         ON CONFLICT ON CONSTRAINT priceobservation_unique_time DO NOTHING
         """,
-        {"now": now, "run": run.pk},
+        {"observed": observed, "run": run.pk},
     )
     # 4. Retirement: scraped offers of this provider that this good run did not return.
     cursor.execute(
@@ -351,7 +359,12 @@ def _queue_for_review(cursor, provider: Provider, review: Mapping[str, dict], no
 
 
 def upsert_offers(
-    run: ScrapeRun, batch: ScrapeBatch, *, min_row_ratio: Decimal | None = None, now=None
+    run: ScrapeRun,
+    batch: ScrapeBatch,
+    *,
+    min_row_ratio: Decimal | None = None,
+    now=None,
+    observed_at=LIVE,
 ) -> ScrapeRun:
     """Write one provider's scraped offers in one transaction and close its run record.
 
@@ -363,9 +376,15 @@ def upsert_offers(
     last good run, no rows at all, or nothing but rejected rows changes nothing and is closed
     as rejected or failed. `fetched` = created + updated + unchanged + rejected + SKUs' rows
     queued for review.
+
+    `observed_at` is when the prices were read at their source: the run's time for a live
+    run; a replay passes its recording's date, or None when the recording shows none ("date
+    unknown"). A price held from a later reading, or a dated one held against an undated
+    reading, is kept.
     """
     provider = run.provider
     now = now or timezone.now()
+    observed = now if observed_at is LIVE else observed_at
     ratio = settings.REFRESH_MIN_ROW_RATIO if min_row_ratio is None else min_row_ratio
     with transaction.atomic():
         with connection.cursor() as cursor:
@@ -430,7 +449,7 @@ def upsert_offers(
         ]
         with connection.cursor() as cursor:
             _stage(cursor, rows, protected)
-            counts = _merge(cursor, provider, run, now)
+            counts = _merge(cursor, provider, run, now, observed)
             _queue_for_review(cursor, provider, prepared.review, now)
         for name, value in counts.items():
             setattr(run, name, value)

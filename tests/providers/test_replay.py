@@ -164,3 +164,50 @@ def test_replayed_bodies_stream_through_the_client_factory(tmp_path):
     ):
         chunks = list(r.iter_bytes())
     assert len(chunks) > 1
+
+
+def test_a_replay_is_dated_by_its_recording_never_by_the_time_it_runs(tmp_path):
+    entry = {"method": "GET", "url": "https://api.example/a", "status": 200, "body": "a.json"}
+    dated = {**entry, "url": "https://api.example/b", "body": "b.json"}
+    entries = [
+        {**entry, "recorded_at": "2026-10-02T00:00:00Z", "credit": "owner/repo path@abc123"},
+        {**dated, "recorded_at": "2026-10-01T12:00:00Z"},
+    ]
+    transport = ReplayTransport(write_manifest(tmp_path, entries, {"a.json": "{}", "b.json": "{}"}))
+    assert transport.recorded_at() is None  # nothing served yet
+    with make_client(transport) as client:
+        client.get("https://api.example/a")
+        client.get("https://api.example/b")
+    assert transport.recorded_at().isoformat() == "2026-10-01T12:00:00+00:00"  # the earliest
+
+
+def test_a_hand_built_recording_has_no_date(tmp_path):
+    entries = [
+        {"method": "GET", "url": "https://api.example/a", "status": 200, "body": "a.json"},
+        {
+            "method": "GET",
+            "url": "https://api.example/b",
+            "status": 200,
+            "body": "a.json",
+            "recorded_at": "2026-10-01T00:00:00Z",
+        },
+    ]
+    transport = ReplayTransport(write_manifest(tmp_path, entries, {"a.json": "{}"}))
+    with make_client(transport) as client:
+        client.get("https://api.example/a")
+        client.get("https://api.example/b")
+    assert transport.recorded_at() is None  # one undated exchange: the prices are undated
+
+
+def test_a_recorded_at_without_a_utc_offset_is_refused(tmp_path):
+    entries = [
+        {
+            "method": "GET",
+            "url": "https://api.example/a",
+            "status": 200,
+            "body": "a.json",
+            "recorded_at": "2026-10-01T00:00:00",
+        }
+    ]
+    with pytest.raises(ReplayError, match="recorded_at needs a UTC offset"):
+        ReplayTransport(write_manifest(tmp_path, entries, {"a.json": "{}"}))

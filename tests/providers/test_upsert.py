@@ -313,3 +313,36 @@ def test_an_ignored_sku_stays_ignored_when_seen_again(provider, instance):
     run_with(provider, row(), row(sku="t4.1x", instance_slug=None))
     review = SkuReview.objects.get(sku="t4.1x")
     assert (review.status, review.times_seen) == ("ignored", 2)
+
+
+# -- when a price was read: replays pass their recording's date, or none -------------------------
+
+
+def test_a_replay_without_a_date_stores_undated_prices_and_history(provider, instance, region):
+    run_with(provider, row("80.00"), observed_at=None)
+    offer = Offer.objects.get(instance=instance, kind="on-demand")
+    assert offer.observed_at is None
+    assert offer.is_stale()
+    assert list(offer.history.values_list("observed_at", flat=True)) == [None]
+
+
+def test_an_undated_reading_never_replaces_a_dated_price(scraped, provider, instance):
+    run = run_with(provider, row("70.00"), row("30.00", kind="spot"), observed_at=None)
+    offer = Offer.objects.get(instance=instance, kind="on-demand")
+    assert (offer.price_per_hour, offer.observed_at) == (Decimal("80.00"), T0)
+    assert offer.history.count() == 1
+    assert (run.updated, run.unchanged) == (0, 2)
+
+
+def test_an_older_reading_never_replaces_a_newer_price(scraped, provider, instance):
+    run_with(provider, row("70.00"), observed_at=T0 - timedelta(days=30))
+    offer = Offer.objects.get(instance=instance, kind="on-demand")
+    assert (offer.price_per_hour, offer.observed_at) == (Decimal("80.00"), T0)
+
+
+def test_a_dated_reading_replaces_an_undated_price_with_its_own_date(provider, instance, region):
+    run_with(provider, row("80.00"), observed_at=None)
+    run_with(provider, row("75.00"), observed_at=T0)
+    offer = Offer.objects.get(instance=instance, kind="on-demand")
+    assert (offer.price_per_hour, offer.observed_at) == (Decimal("75.00"), T0)
+    assert list(offer.history.values_list("observed_at", flat=True)) == [T0, None]

@@ -139,7 +139,11 @@ class Command(BaseCommand):
         with client:
             try:
                 run = refresh_provider(
-                    slug, client, replaying=replay is not None, progress=progress
+                    slug,
+                    client,
+                    replaying=replay is not None,
+                    progress=progress,
+                    recorded_at=getattr(transport, "recorded_at", None),
                 )
             except ProviderNotInCatalog as exc:
                 raise CommandError(str(exc)) from None
