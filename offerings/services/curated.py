@@ -134,7 +134,7 @@ def _link_values(entry: InstanceIn, row: GpuLink | None) -> dict:
     locked = frozenset(row.locked_fields) if row else frozenset()
     derived = platform.link_of_entry(entry, locked)
     values = entry.nvlink.model_dump(exclude={"source_url", "verified_at"}) | _sourced(entry.nvlink)
-    values |= {name: value for name, value in derived.values.items()}
+    values |= derived.values
     values["technology"] = values["technology"] or LinkTechnology.UNKNOWN
     if values["technology"] == LinkTechnology.NONE:
         values["topology"] = ""
