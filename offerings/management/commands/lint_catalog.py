@@ -28,6 +28,7 @@ from pathlib import Path
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
+from django.utils import translation
 from pydantic import AnyHttpUrl, BaseModel, ConfigDict, Field
 from pydantic import ValidationError as SchemaError
 
@@ -276,12 +277,9 @@ def _platform_problems(entry: InstanceIn, found: list[tuple[str, str]]) -> list[
     raised = {rule for rule, _ in found}
     derived = platform.link_of_entry(entry)
     return [
-        ("platform", conflict)
-        for conflict in derived.conflicts
-        if not any(
-            conflict.startswith(f"{name} = ") and CHECKED_BY.get(name) in raised
-            for name in platform.LINK_FIELDS
-        )
+        ("platform", message)
+        for name, message in derived.conflicts
+        if CHECKED_BY.get(name) not in raised
     ]
 
 
@@ -465,7 +463,9 @@ class Command(BaseCommand):
         for problem in problems:
             self.stderr.write(str(problem))
         if options.get("coverage") and not any(p.rule == "schema" for p in problems):
-            lines, failing = coverage.format_table(*coverage.coverage(catalog_facts(fixtures)))
+            with translation.override("en"):  # a command's report, whatever language is active
+                cells = coverage.coverage(catalog_facts(fixtures))
+                lines, failing = coverage.format_table(*cells)
             self.stdout.write("\n".join(lines))
             if failing:
                 self.stdout.write(f"Below target: {', '.join(failing)}")
