@@ -13,10 +13,9 @@ from typing import Any
 
 from django.utils.translation import gettext_lazy as _
 
+from offerings.filters import NVLINK_TECHNOLOGIES
 from offerings.models import InstanceType
-from offerings.platform import BASES, FABRIC_FIELDS, LINK_FIELDS
-
-LINKED = ("nvlink", "infinity-fabric")
+from offerings.platform import BASES, FABRIC_FIELDS, LINK_FIELDS, is_known
 
 
 @dataclass(frozen=True)
@@ -67,10 +66,6 @@ class Cell:
         return self.known / self.total if self.total else None
 
 
-def _known(value: Any) -> bool:
-    return value is not None and value != "unknown" and value != ""
-
-
 def coverage(rows: Iterable[Facts]) -> tuple[dict[str, Cell], dict[str, dict[str, Cell]]]:
     """The overall cell of each measure, and the same per provider."""
     overall = {m.key: Cell() for m in MEASURES}
@@ -78,13 +73,13 @@ def coverage(rows: Iterable[Facts]) -> tuple[dict[str, Cell], dict[str, dict[str
     for row in rows:
         cells = per_provider.setdefault(row.provider, {m.key: Cell() for m in MEASURES})
         for measure in MEASURES:
-            if measure.among_linked and row.link.get("technology") not in LINKED:
+            if measure.among_linked and row.link.get("technology") not in NVLINK_TECHNOLOGIES:
                 continue
             values = row.link if measure.part == "link" else row.fabric
             bases = row.link_basis if measure.part == "link" else row.fabric_basis
             for cell in (overall[measure.key], cells[measure.key]):
                 cell.total += 1
-                if _known(values.get(measure.name)):
+                if is_known(values.get(measure.name)):
                     cell.known += 1
                     cell.by_basis[bases.get(measure.name) or "none given"] += 1
     return overall, dict(sorted(per_provider.items()))

@@ -91,7 +91,7 @@ def known_basis(basis: dict, values: dict) -> dict:
     return {
         name: basis[name]
         for name, value in values.items()
-        if name in basis and value is not None and value != "unknown"
+        if name in basis and platform.is_known(value)
     }
 
 

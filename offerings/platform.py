@@ -54,6 +54,11 @@ FABRIC_BASIS_FIELDS = (
 )
 
 
+def is_known(value: Any) -> bool:
+    """Whether a fact is known: unknown is None, an empty string or the word "unknown"."""
+    return value not in (None, "", "unknown")
+
+
 def _weaker(basis: str | None, than: str) -> bool:
     return basis is None or BASES.index(basis) > BASES.index(than)
 
@@ -292,7 +297,8 @@ class Derived:
     values: dict[str, Any]
     basis: dict[str, str]
     rules: dict[str, str] = field(default_factory=dict)
-    conflicts: list[str] = field(default_factory=list)
+    # (field, message): each stated fact a rule contradicts, once.
+    conflicts: list[tuple[str, str]] = field(default_factory=list)
 
 
 def derive_link(
@@ -309,9 +315,9 @@ def derive_link(
     `platform`, the GPU's basis and the basis of any stated fact it needs. Locked fields are left
     as they are. A stated value that a rule contradicts is kept and reported in `conflicts`.
     """
-    values = {name: stated.get(name) for name in LINK_FIELDS}
-    if values["technology"] in (None, "", "unknown"):
-        values["technology"] = None
+    values = {
+        name: stated.get(name) if is_known(stated.get(name)) else None for name in LINK_FIELDS
+    }
     basis = {name: stated_basis[name] for name in LINK_FIELDS if values[name] is not None}
     derived = Derived(values, basis)
     if values["technology"] == "none":
@@ -337,8 +343,11 @@ def derive_link(
             elif name not in derived.rules and name not in conflicting:
                 conflicting.add(name)  # one conflict per fact, from the first rule that applies
                 derived.conflicts.append(
-                    f"{name} = {values[name]!r} contradicts the {rule.system} specification ({rule.slug}: "
-                    f"{value!r}, {rule.document_url})"
+                    (
+                        name,
+                        f"{name} = {values[name]!r} contradicts the {rule.system} specification "
+                        f"({rule.slug}: {value!r}, {rule.document_url})",
+                    )
                 )
     return derived
 
@@ -348,7 +357,7 @@ def stated_of(table: Any, fields: tuple[str, ...]) -> tuple[dict[str, Any], dict
     values = {}
     for name in fields:
         value = getattr(table, name, None)
-        values[name] = None if value in (None, "", "unknown") else value
+        values[name] = value if is_known(value) else None
     bases = {
         name: table.basis_of.get(name, table.basis)
         for name, value in values.items()
@@ -376,13 +385,14 @@ def link_of_entry(entry: Any, locked: frozenset[str] | set[str] = frozenset()) -
             derived.values[name] = value
             derived.basis[name] = weakest(PLATFORM, entry.gpu_basis)
             derived.conflicts.append(
-                f"{name} = {value!r} is marked platform but no platform rule gives it"
+                (name, f"{name} = {value!r} is marked platform but no platform rule gives it")
             )
         elif derived.values[name] != value:
-            derived.conflicts.append(
+            message = (
                 f"{name} = {value!r} is marked platform but {derived.rules[name]} gives "
                 f"{derived.values[name]!r}"
             )
+            derived.conflicts.append((name, message))
     return derived
 
 
@@ -401,6 +411,6 @@ def fabric_of_entry(entry: Any) -> tuple[dict[str, Any], dict[str, str]]:
 
 def rdma_of(technology: str) -> bool | None:
     """Whether a fabric technology is RDMA: None when the technology is unknown."""
-    if technology in ("", "unknown"):
+    if not is_known(technology):
         return None
     return technology in RDMA_FABRICS

@@ -37,8 +37,9 @@ def test_a_rule_never_overrides_a_stated_fact_and_reports_a_conflict():
     assert derived.values["topology"] == "bridge"
     assert derived.basis["topology"] == "provider"
     assert derived.values["bandwidth_gbytes_per_s"] == 900  # unstated: filled
-    assert any("topology = 'bridge' contradicts" in c for c in derived.conflicts)
-    assert any("domain_size = 2" in c for c in derived.conflicts)
+    assert any("topology = 'bridge' contradicts" in c for _, c in derived.conflicts)
+    assert any("domain_size = 2" in c for _, c in derived.conflicts)
+    assert [name for name, _ in derived.conflicts] == ["topology", "domain_size"]
 
 
 def test_a_platform_rule_on_a_gpu_only_a_third_party_names_is_third_party():
