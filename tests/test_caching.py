@@ -6,7 +6,7 @@ import pytest
 from django.core.cache import cache
 from django.test import override_settings
 
-from offerings.caching import catalog_version
+from offerings.caching import catalog_version, time_bucket
 from offerings.models import InstanceType, Offer
 
 
@@ -15,6 +15,15 @@ def fresh_cache():
     cache.clear()
     yield
     cache.clear()
+
+
+@pytest.fixture(autouse=True)
+def one_time_bucket(monkeypatch):
+    """Every request of a test falls in one cache period, one that ends long after the test: a
+    period that ends between two requests rightly changes the ETag (and ends the local cache's
+    entries), and once made a test fail by chance."""
+    bucket = time_bucket() + 1_000
+    monkeypatch.setattr("offerings.caching.time_bucket", lambda: bucket)
 
 
 def test_every_kind_of_write_moves_the_version_and_a_read_does_not(catalog):
