@@ -239,6 +239,7 @@ OCI_PRICE_REGIONS = env_list("OCI_PRICE_REGIONS", [])
 RUNPOD_PRICE_REGIONS = env_list("RUNPOD_PRICE_REGIONS", [])
 GCP_PRICE_REGIONS = env_list("GCP_PRICE_REGIONS", [])
 NEBIUS_PRICE_REGIONS = env_list("NEBIUS_PRICE_REGIONS", [])
+SKYPILOT_CLOUDS = env_list("SKYPILOT_CLOUDS", [])  # SkyPilot catalog files to read; empty: all
 
 # -- Catalog refresh -------------------------------------------------------------------------------
 # A price observed longer ago than this is marked stale wherever it appears; a scraper run

@@ -12,6 +12,7 @@ from decimal import Decimal
 
 import django_filters
 from django import forms
+from django.core.exceptions import ValidationError
 from django.db.models import (
     Case,
     Exists,
@@ -40,6 +41,7 @@ from offerings.models import (
     Provider,
     Region,
 )
+from offerings.schemas import NON_RDMA_FABRICS, RDMA_FABRICS
 
 REPEATABLE = frozenset({"gpu", "provider", "region", "fabric", "price_kind", "basis"})
 PAGE_SIZE_DEFAULT = 50
@@ -89,15 +91,122 @@ def _nvswitch_basis(bases: list[str]) -> Q:
 
 
 # Each interconnect filter and the facts it rests on (the `basis` filter restricts these).
+# `interconnect` is not here: `either` rests on one fact or the other, so that filter weighs the
+# bases itself (InstanceFilterSet.filter_interconnect).
 BASIS_CONDITIONS = {
     "nvlink": _link_basis("technology"),
     "nvswitch": _nvswitch_basis,
     "nvlink_bw_min": _link_basis("bandwidth_gbytes_per_s"),
     "fabric": _fabric_basis("technology"),
+    "rdma": _fabric_basis("technology"),
     "fabric_gbps_min": _fabric_basis("bandwidth_gbits_per_s"),
     "gpudirect_rdma": _fabric_basis("gpudirect_rdma"),
     "multi_node": _fabric_basis("multi_node"),
 }
+
+
+# `interconnect`: which of the two interconnects a row is known to have (README, public interface).
+INTERCONNECT_CHOICES = [
+    ("nvlink", gettext_lazy("NVLink or Infinity Fabric inside the node")),
+    ("rdma", gettext_lazy("An RDMA fabric between nodes")),
+    ("both", gettext_lazy("Both")),
+    ("either", gettext_lazy("Either of the two")),
+    ("neither", gettext_lazy("Neither (known)")),
+]
+
+
+def _known(condition: Q, basis: Q | None) -> Q:
+    """A fact known from one of the chosen bases (any basis when `basis` is None)."""
+    return condition if basis is None else condition & basis
+
+
+def interconnect_condition(value: str, bases: list[str] | None = None) -> Q:
+    """The rows known to have (or, for `neither`, known to lack) the interconnects of `value`.
+
+    With `bases`, only facts of those bases count: a link or fabric technology of another basis
+    is as good as unknown, and an unknown fact satisfies no value that needs it.
+    """
+    link_basis = _link_basis("technology")(bases) if bases else None
+    fabric_basis = _fabric_basis("technology")(bases) if bases else None
+    nvlink = _known(Q(gpu_link__technology__in=NVLINK_TECHNOLOGIES), link_basis)
+    rdma = _known(Q(fabric__technology__in=RDMA_FABRICS), fabric_basis)
+    if value == "nvlink":
+        return nvlink
+    if value == "rdma":
+        return rdma
+    if value == "both":
+        return nvlink & rdma
+    if value == "either":
+        return nvlink | rdma
+    no_link = _known(Q(gpu_link__technology=LinkTechnology.NONE), link_basis)
+    no_rdma = _known(Q(fabric__technology__in=NON_RDMA_FABRICS), fabric_basis)
+    return no_link & no_rdma
+
+
+def region_choices() -> list[tuple[str, str]]:
+    """Every provider's regions as `provider:code`, labelled with the provider's name."""
+    regions = Region.objects.select_related("provider").order_by("provider__name", "code")
+    return [
+        (
+            f"{region.provider.slug}:{region.code}",
+            f"{region.provider.name}: {region.code}" + (f" ({region.name})" if region.name else ""),
+        )
+        for region in regions
+    ]
+
+
+def resolve_regions(values: list[str]) -> tuple[list[Region], list[str]]:
+    """The regions `values` name, and the values that name none.
+
+    `provider:code` is that provider's region (`verda` stands for `datacrunch`); a bare code is
+    every provider's region of that code. A value with a colon that is no provider's region is
+    also tried as a bare code, in case a provider's own code holds a colon.
+    """
+    condition = Q(code__in=values)
+    pairs: dict[str, tuple[str, str]] = {}
+    for value in values:
+        prefix, sep, code = value.partition(":")
+        if sep and prefix and code:
+            pairs[value] = (Provider.ALIASES.get(prefix, prefix), code)
+            condition |= Q(provider__slug=pairs[value][0], code=code)
+    found = list(Region.objects.filter(condition).select_related("provider"))
+    regions: dict[int, Region] = {}
+    unknown = []
+    for value in values:
+        matched = [
+            region
+            for region in found
+            if region.code == value or (region.provider.slug, region.code) == pairs.get(value)
+        ]
+        if not matched:
+            unknown.append(value)
+        regions.update((region.pk, region) for region in matched)
+    return list(regions.values()), unknown
+
+
+class RegionField(forms.MultipleChoiceField):
+    """`region`: `provider:code` or a bare code (README, public interface), many allowed."""
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("choices", region_choices)  # a callable: read when the form shows
+        super().__init__(**kwargs)
+
+    def clean(self, value) -> list[Region]:
+        values = self.to_python(value)
+        if not values:
+            return []
+        regions, unknown = resolve_regions(values)
+        if unknown:
+            raise ValidationError(
+                self.error_messages["invalid_choice"],
+                code="invalid_choice",
+                params={"value": unknown[0]},
+            )
+        return regions
+
+
+class RegionFilter(django_filters.MultipleChoiceFilter):
+    field_class = RegionField
 
 
 class StrictBooleanField(forms.ChoiceField):
@@ -141,17 +250,12 @@ class InstanceFilterSet(django_filters.FilterSet):
     )
     provider = django_filters.ModelMultipleChoiceFilter(
         field_name="provider__slug",
-        queryset=Provider.objects.order_by("name"),
+        queryset=Provider.objects.exclude(kind=Provider.Kind.PRICE_SOURCE).order_by("name"),
         to_field_name="slug",
         distinct=False,
         label="Provider",
     )
-    region = django_filters.ModelMultipleChoiceFilter(
-        queryset=Region.objects.select_related("provider").order_by("code", "provider__slug"),
-        to_field_name="code",
-        method=_noop,
-        label="Region",
-    )
+    region = RegionFilter(method=_noop, label="Region")
     geo = django_filters.ChoiceFilter(choices=Geo.choices, method=_noop, label="Continent")
     available = StrictBooleanFilter(method=_noop, label="Available now")
     gpu_count_min = django_filters.NumberFilter(
@@ -182,6 +286,10 @@ class InstanceFilterSet(django_filters.FilterSet):
         lookup_expr="gte",
         min_value=0,
         max_value=10_000_000,
+    )
+    rdma = StrictBooleanFilter(method="filter_rdma", label="RDMA between nodes")
+    interconnect = django_filters.ChoiceFilter(
+        choices=INTERCONNECT_CHOICES, method="filter_interconnect", label="Interconnect"
     )
     gpudirect_rdma = StrictBooleanFilter(field_name="fabric__gpudirect_rdma")
     multi_node = StrictBooleanFilter(field_name="fabric__multi_node")
@@ -226,6 +334,20 @@ class InstanceFilterSet(django_filters.FilterSet):
             return queryset.filter(gpu_link__technology__in=NVLINK_TECHNOLOGIES)
         return queryset.filter(gpu_link__technology=LinkTechnology.NONE)
 
+    def filter_rdma(self, queryset: QuerySet, name: str, value: bool) -> QuerySet:
+        fabrics = RDMA_FABRICS if value else NON_RDMA_FABRICS
+        return queryset.filter(fabric__technology__in=fabrics)
+
+    def filter_interconnect(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
+        return queryset.filter(interconnect_condition(value, self.chosen_bases()))
+
+    def chosen_bases(self) -> list[str] | None:
+        """The bases `basis` restricts the interconnect facts to, or None for every basis."""
+        bases = self.form.cleaned_data.get("basis") or []
+        if not bases or set(bases) >= set(FactBasis.values):
+            return None
+        return list(bases)
+
     def filter_nvswitch(self, queryset: QuerySet, name: str, value: bool) -> QuerySet:
         switched = Q(
             gpu_link__technology__in=NVLINK_TECHNOLOGIES,
@@ -254,13 +376,13 @@ class InstanceFilterSet(django_filters.FilterSet):
         Each interconnect filter given must rest on facts of those bases; without `basis` (or
         with all three) every known fact counts.
         """
-        bases = self.form.cleaned_data.get("basis") or []
-        if not bases or set(bases) >= set(FactBasis.values):
+        bases = self.chosen_bases()
+        if bases is None:
             return queryset
         for name, condition in BASIS_CONDITIONS.items():
             value = self.form.cleaned_data.get(name)
             if name not in skip and value not in (None, "", [], ()):
-                queryset = queryset.filter(condition(list(bases)))
+                queryset = queryset.filter(condition(bases))
         return queryset
 
     # -- prices and order ------------------------------------------------------------------------
@@ -382,6 +504,12 @@ def known_parameters() -> set[str]:
     return set(InstanceFilterSet.base_filters) | set(ListingForm.base_fields)
 
 
+def _region_alias(value: str) -> str:
+    """`verda:FIN-01` -> `datacrunch:FIN-01`; a bare code or another provider unchanged."""
+    prefix, sep, code = value.partition(":")
+    return f"{Provider.ALIASES[prefix]}:{code}" if sep and prefix in Provider.ALIASES else value
+
+
 def parse_listing_query(
     query: QueryDict, queryset: QuerySet | None = None, extra: frozenset[str] = frozenset()
 ) -> ListingQuery:
@@ -409,6 +537,8 @@ def parse_listing_query(
             continue
         if name == "provider":
             given = [Provider.ALIASES.get(value, value) for value in given]
+        if name == "region":
+            given = [_region_alias(value) for value in given]
         if given:
             data.setlist(name, given)
     if queryset is None:

@@ -89,6 +89,9 @@ class ProviderKind(models.TextChoices):
     HYPERSCALER = "hyperscaler", _("Hyperscaler")
     SPECIALIST = "specialist", _("Specialist GPU cloud")
     MARKETPLACE = "marketplace", _("Marketplace")
+    # A public catalog that reads several providers' prices (SkyPilot's): its runs are recorded
+    # under it, its offers belong to each instance's own provider, and it has no page of its own.
+    PRICE_SOURCE = "price-source", _("Price source")
 
 
 class GpuVendor(models.TextChoices):
@@ -235,7 +238,7 @@ class Provider(Curated):
             models.CheckConstraint(
                 condition=Q(kind__in=ProviderKind.values),
                 name="provider_kind_valid",
-                violation_error_message="Choose hyperscaler, specialist or marketplace.",
+                violation_error_message="Choose hyperscaler, specialist, marketplace or price source.",
             ),
         ]
 
@@ -803,6 +806,10 @@ class Offer(models.Model):
     )
     is_active = models.BooleanField(default=True)
     origin = models.CharField(max_length=10, choices=Origin.choices)
+    # The price source that supplied a scraped offer when it is not the provider's own scraper
+    # ("skypilot"); empty for the provider's own source. Only that source's runs retire it, and
+    # the provider's own source replaces it.
+    source = models.CharField(max_length=40, blank=True, default="")
     source_url = models.URLField(max_length=500, validators=[validate_http_url])
     locked_fields = ArrayField(models.CharField(max_length=64), default=list, blank=True)
 
@@ -920,6 +927,38 @@ class PriceObservation(models.Model):
 
 
 # -- refresh runs and the review queue ----------------------------------------------------------
+
+
+class PriceCheck(models.Model):
+    """A price source's reading of an offer that another source supplies: never the price shown,
+    kept so the lint can say where the two disagree."""
+
+    offer = models.ForeignKey(Offer, on_delete=models.CASCADE, related_name="checks")
+    source = models.CharField(max_length=40)
+    price_per_hour = models.DecimalField(max_digits=14, decimal_places=6)
+    currency = models.CharField(max_length=3)
+    observed_at = models.DateTimeField(
+        null=True, blank=True, help_text="Empty when the source shows no date."
+    )
+    source_url = models.URLField(max_length=500, validators=[validate_http_url])
+    run = models.ForeignKey(
+        "ScrapeRun", on_delete=models.SET_NULL, null=True, blank=True, related_name="checks"
+    )
+    read_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["offer", "source"]
+        constraints = [
+            models.UniqueConstraint(fields=["offer", "source"], name="pricecheck_one_per_source"),
+            models.CheckConstraint(
+                condition=Q(price_per_hour__gt=0),
+                name="pricecheck_price_positive",
+                violation_error_message="A price must be positive.",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.offer} per {self.source}: {self.price_per_hour} {self.currency}"
 
 
 class ScrapeRun(models.Model):

@@ -15,7 +15,7 @@ from offerings.estimator.core import (
     PARAMS_B_MAX,
     TOKENS_PER_STEP_MAX,
 )
-from offerings.filters import REPEATABLE, InstanceFilterSet, StrictBooleanField
+from offerings.filters import REPEATABLE, InstanceFilterSet, RegionField, StrictBooleanField
 
 NULLABLE_INT = {"type": "integer", "nullable": True}
 NULLABLE_NUMBER = {"type": "number", "nullable": True}
@@ -26,7 +26,9 @@ DESCRIPTIONS = {
     "q": "Text search over provider, instance and GPU names.",
     "gpu": "GPU slug (e.g. h100-sxm).",
     "provider": "Provider slug (e.g. aws); `verda` is an alias of `datacrunch`.",
-    "region": "Provider region code.",
+    "region": "A region, written `provider:code` (e.g. `gcp:us-central1`): that provider's "
+    "region only; a bare code (`us-central1`) selects every provider's region of that code. A "
+    "price of one of the regions given must match; a region that does not exist is invalid.",
     "geo": "Continent code of the price's region.",
     "available": "true: capacity reported available now in the price's region.",
     "gpu_count_min": "At least this many GPUs per instance.",
@@ -37,12 +39,21 @@ DESCRIPTIONS = {
     "nvlink_bw_min": "At least this many GB/s of NVLink per GPU (bidirectional).",
     "fabric": "Inter-node fabric technology.",
     "fabric_gbps_min": "At least this many Gb/s of back-end bandwidth per node.",
+    "rdma": "true: the fabric between nodes is an RDMA one (infiniband, roce, efa, erdma); "
+    "false: it is known to be one without RDMA (tcpx, ethernet). An unknown fabric matches "
+    "neither.",
+    "interconnect": "Which of the two interconnects a row is known to have: nvlink (NVLink or "
+    "Infinity Fabric between the GPUs inside the node), rdma (an RDMA fabric between nodes), "
+    "both, either (at least one of the two), neither (known to have no GPU link beyond PCIe and "
+    "a fabric without RDMA). An unknown fact matches no value that needs it.",
     "gpudirect_rdma": "GPUDirect RDMA across nodes.",
     "multi_node": "Self-serve booking of at least 2 nodes on one fabric.",
     "price_kind": "Price kind (capacity-block: an AWS EC2 Capacity Block, the upfront fee "
     "per instance-hour of a stated block).",
     "basis": "Count only interconnect facts of these bases (provider, platform, third-party; "
-    "default all three): for the interconnect filters a fact of another basis is unknown.",
+    "default all three): for the interconnect filters (nvlink, nvswitch, nvlink_bw_min, fabric, "
+    "fabric_gbps_min, rdma, interconnect, gpudirect_rdma, multi_node) a fact of another basis "
+    "is unknown.",
     "max_gpu_hour": "At most this price per GPU-hour in USD.",
     "sort": "Order; `-` for descending; empty values last; ties by ascending id.",
     "page": "Page number; a page past the end is invalid.",
@@ -55,6 +66,9 @@ DESCRIPTIONS = {
 def _schema_for(field: forms.Field) -> dict:
     if isinstance(field, StrictBooleanField):
         return {"type": "string", "enum": ["true", "false"]}
+    if isinstance(field, RegionField):
+        # Not an enum: the regions are data, and a bare code is valid too.
+        return {"type": "string", "maxLength": 200, "example": "gcp:us-central1"}
     if isinstance(field, forms.ModelMultipleChoiceField | forms.CharField):
         return {"type": "string", "maxLength": getattr(field, "max_length", None) or 200}
     if isinstance(field, forms.ChoiceField):

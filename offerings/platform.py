@@ -90,6 +90,13 @@ BLACKWELL_ULTRA_DATASHEET = (
     "https://resources.nvidia.com/en-us-blackwell-architecture/blackwell-ultra-datasheet"
 )
 GB200_NVL72_PAGE = "https://www.nvidia.com/en-us/data-center/gb200-nvl72/"
+# Fabric Manager's virtualization models (checked 2026-12-01, docs corpus): a VM of 2 or 4 GPUs of an
+# NVSwitch baseboard gets a GPU partition whose GPUs all reach each other over NVLink (the shared
+# NVSwitch model gives "complete bandwidth for two and four GPU VMs"); 4-GPU HGX boards wire their
+# four GPUs all-to-all without a switch.
+FABRIC_MANAGER_GUIDE = (
+    "https://docs.nvidia.com/datacenter/tesla/fabric-manager-user-guide/index.html"
+)
 GB300_NVL72_PAGE = "https://www.nvidia.com/en-us/data-center/gb300-nvl72/"
 DGX1_V100_WHITEPAPER = (
     "https://images.nvidia.com/content/pdf/dgx1-v100-system-architecture-whitepaper.pdf"
@@ -259,6 +266,20 @@ RULES: tuple[Rule, ...] = (
         frozenset(SXM_GENERATIONS),
         {"technology": "nvlink"},
         min_gpus=2,
+    ),
+    # A 2- or 4-GPU slice of an A100-or-later HGX board is one NVLink domain of its GPUs (a slice
+    # of a V100 hybrid cube-mesh need not be fully linked, so V100 is not included).
+    *(
+        Rule(
+            f"hgx-slice-{count}",
+            f"NVIDIA HGX {count}-GPU partition",
+            FABRIC_MANAGER_GUIDE,
+            frozenset(gpu for gpu in SXM_GENERATIONS if not gpu.startswith("v100")),
+            {"domain_size": count},
+            gpu_count=count,
+            needs_link="nvlink",
+        )
+        for count in (2, 4)
     ),
     *(
         Rule(

@@ -16,7 +16,19 @@ class Preset:
 
 PRESETS = (
     Preset("nvlink-infiniband", _("NVLink + InfiniBand"), "nvlink=true&fabric=infiniband"),
-    Preset("nvlink-single-node", _("NVLink, single node"), "nvlink=true&gpu_count_min=2"),
+    # NVLink nodes to rent for a job that fits one node: without an RDMA fabric, so no row here
+    # charges for InfiniBand and its like that a single node never uses.
+    Preset(
+        "nvlink-single-node",
+        _("NVLink, single node"),
+        "nvlink=true&gpu_count_min=2&rdma=false",
+    ),
+    # The multi-node trap: fast inside the node, several nodes bookable, but TCP between them.
+    Preset(
+        "nvlink-no-rdma",
+        _("NVLink but no RDMA between nodes"),
+        "nvlink=true&rdma=false&multi_node=true",
+    ),
     Preset(
         "any-rdma",
         _("Any RDMA fabric"),

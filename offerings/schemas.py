@@ -283,6 +283,8 @@ class ScrapedOffer(Frozen):
 
     sku: str = Field(min_length=1, max_length=200)
     instance_slug: Slug | None
+    # The instance's provider, given only by a price source (its rows span providers).
+    provider: ProviderSlug | Literal[""] = ""
     region: str = Field(min_length=1, max_length=64)
     region_name: str = Field(default="", max_length=120)
     geo: Geo | Literal[""] = ""
@@ -292,6 +294,8 @@ class ScrapedOffer(Frozen):
     currency: CurrencyCode
     available: bool | None = None
     source_url: Url
+    # When the source shows the price was current (read only when the batch is `dated`).
+    observed_at: datetime | None = None
     parsed: dict = Field(default_factory=dict)
 
     @model_validator(mode="after")
@@ -311,6 +315,7 @@ class RejectedRow(Frozen):
     sku: str = ""
     reason: str = Field(min_length=1)
     instance_slug: str | None = None
+    provider: str = ""  # as on ScrapedOffer: a price source's rows name their provider
     region: str = ""
     kind: str = ""
     term_months: int = 0
@@ -322,3 +327,7 @@ class ScrapeBatch(Frozen):
     offers: tuple[ScrapedOffer, ...] = ()
     rejected: tuple[RejectedRow, ...] = ()
     warnings: tuple[str, ...] = ()
+    # The rows carry their own `observed_at` (None: their source shows no date), as a price
+    # source's do (the date of the file it read); otherwise they are observed at the run's time,
+    # or a replay's recording date.
+    dated: bool = False

@@ -359,7 +359,9 @@ def provider_detail(request: HttpRequest, slug: str) -> HttpResponse:
     """A provider's offerings, interconnect story, multi-node options and data freshness."""
     if slug in Provider.ALIASES:
         return redirect("offerings:provider-detail", permanent=True, slug=Provider.ALIASES[slug])
-    provider = get_object_or_404(Provider, slug=slug)
+    provider = get_object_or_404(
+        Provider.objects.exclude(kind=Provider.Kind.PRICE_SOURCE), slug=slug
+    )
     rows = attach_row_offers(
         parse_listing_query(QueryDict(f"provider={slug}&sort=gpu_count")).filterset.qs
     )

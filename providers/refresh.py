@@ -20,7 +20,7 @@ from providers import logcontext
 from providers.base import ScrapeContext, ScrapeError
 from providers.exchanges import redact_url
 from providers.http import RETRY_STATUSES, make_client, no_sleep
-from providers.registry import SCRAPERS
+from providers.registry import SCRAPERS, catalog_row
 from providers.replay import ReplayError, ReplayMismatch, ReplayTransport, manifest_path
 
 logger = logging.getLogger(__name__)
@@ -87,7 +87,7 @@ def refresh_provider(
     as failed, then raises `TransientRefreshError` so the caller can schedule a retry.
     """
     scraper = SCRAPERS[slug]
-    provider = Provider.objects.filter(slug=slug).first()
+    provider = catalog_row(slug)
     if provider is None:
         raise ProviderNotInCatalog(
             f"provider {slug!r} is not in the catalog; run `manage.py load_catalog` first"
@@ -183,7 +183,7 @@ def refresh_from_source(
         try:
             transport = ReplayTransport(manifest_path(Path(replay_dir), slug, single=False))
         except ReplayError as exc:
-            provider = Provider.objects.filter(slug=slug).first()
+            provider = catalog_row(slug)
             if provider is None:
                 raise ProviderNotInCatalog(f"provider {slug!r} is not in the catalog") from None
             run = services.start_scrape_run(provider, trigger, task_id=task_id)

@@ -8,10 +8,22 @@ from dataclasses import dataclass
 import httpx
 from django.conf import settings
 
+from offerings import services
 from offerings.models import Provider
 from offerings.schemas import ScrapeBatch
 from providers.base import ScrapeContext
-from providers.scrapers import aws, azure, datacrunch, gcp, lambda_, nebius, oci, runpod, vast
+from providers.scrapers import (
+    aws,
+    azure,
+    datacrunch,
+    gcp,
+    lambda_,
+    nebius,
+    oci,
+    runpod,
+    skypilot,
+    vast,
+)
 
 
 @dataclass(frozen=True)
@@ -28,6 +40,9 @@ class Scraper:
     # Further credential settings a scraper needs (Nebius: the private key): all required; the
     # scraper reads them from `ScrapeContext.credentials`.
     extra_settings: tuple[str, ...] = ()
+    # A price source (a public catalog of several providers' prices), not a provider: its
+    # display name and home page, for the run records kept under its slug.
+    price_source: tuple[str, str] | None = None
 
     def api_key(self) -> str:
         key = getattr(settings, self.api_key_setting, "") or "" if self.api_key_setting else ""
@@ -91,8 +106,23 @@ SCRAPERS: dict[str, Scraper] = {
             extra_settings=("NEBIUS_PRIVATE_KEY",),
             regions_setting="NEBIUS_PRICE_REGIONS",
         ),
+        Scraper(
+            "skypilot",
+            skypilot.fetch,
+            regions_setting="SKYPILOT_CLOUDS",
+            price_source=("SkyPilot catalog", skypilot.REPOSITORY_URL),
+        ),
     )
 }
+
+
+def catalog_row(slug: str) -> Provider | None:
+    """The provider row a scraper's runs are kept under (a price source's made on first use)."""
+    provider = Provider.objects.filter(slug=slug).first()
+    scraper = SCRAPERS.get(slug)
+    if provider is None and scraper is not None and scraper.price_source is not None:
+        provider = services.ensure_price_source(slug, *scraper.price_source)
+    return provider
 
 
 def resolve(slug: str) -> str:

@@ -145,8 +145,9 @@ def test_multiple_choice_options_mark_the_chosen_escape_and_follow_the_data(clie
     body = client.get("/?gpu=l40s&region=FIN-01").content.decode()
     assert '<option value="l40s" selected>' in body
     assert '<option value="h100-sxm">' in body
-    assert '<option value="FIN-01" selected>datacrunch/FIN-01</option>' in body
-    assert '<option value="us-east-1">aws/us-east-1</option>' in body
+    # Regions are per provider (`provider:code`), labelled with the provider's name.
+    assert '<option value="datacrunch:FIN-01" selected>Verda: FIN-01</option>' in body
+    assert '<option value="aws:us-east-1">AWS: us-east-1</option>' in body
     # The options are kept per data version: a new GPU shows on the next request, escaped.
     GpuModel.objects.create(
         slug="odd-one", vendor="nvidia", name='A&B <i>"x"</i>', form_factor="pcie", memory_gib=1

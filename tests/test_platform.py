@@ -55,14 +55,32 @@ def test_the_per_model_bandwidth_needs_a_known_link_and_takes_its_basis():
     assert derived.basis["bandwidth_gbytes_per_s"] == "third-party"
 
 
-def test_a_slice_of_sxm_gpus_has_nvlink_but_its_domain_is_not_forced():
+def test_a_slice_of_sxm_gpus_is_one_domain_of_its_gpus_but_its_topology_is_not_forced():
     derived = derive_link(Board("h100-sxm", 4), {}, {})
     assert derived.values["technology"] == "nvlink"
     assert derived.values["generation"] == 4
     assert derived.values["bandwidth_gbytes_per_s"] == 900
-    assert derived.values["topology"] is None
-    assert derived.values["domain_size"] is None
+    assert derived.values["topology"] is None  # a switch partition or a switchless 4-GPU board
+    assert derived.values["domain_size"] == 4
+    assert derived.rules["domain_size"] == "hgx-slice-4"
+    assert derive_link(Board("b200", 2), {}, {}).values["domain_size"] == 2
     assert derive_link(Board("h100-sxm", 1), {}, {}).values["technology"] is None
+    assert derive_link(Board("h100-sxm", 3), {}, {}).values["domain_size"] is None
+
+
+def test_a_v100_slice_is_not_forced_into_one_domain():
+    # Four GPUs of a DGX-1's hybrid cube-mesh need not all be linked to each other.
+    derived = derive_link(Board("v100-sxm2-32gb", 4), {}, {})
+    assert derived.values["technology"] == "nvlink"
+    assert derived.values["domain_size"] is None
+
+
+def test_a_stated_slice_domain_wins_and_a_different_one_is_a_conflict():
+    derived = derive_link(
+        Board("a100-sxm-80gb", 4), {"domain_size": 2}, {"domain_size": "provider"}
+    )
+    assert derived.values["domain_size"] == 2
+    assert [name for name, _ in derived.conflicts] == ["domain_size"]
 
 
 def test_plain_ethernet_is_known_to_have_no_rdma_and_no_gpudirect_rdma():

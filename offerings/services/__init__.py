@@ -21,6 +21,7 @@ from offerings.services.curation import (
 from offerings.services.offers import MAX_GPU_HOUR_USD, MIN_GPU_HOUR_USD, upsert_offers
 from offerings.services.rates import record_reference_rates, reprice_in_usd
 from offerings.services.runs import (
+    ensure_price_source,
     fail_scrape_run,
     note_retry_scheduled,
     record_skipped_run,
@@ -30,6 +31,7 @@ from offerings.services.runs import (
 __all__ = [
     "MAX_GPU_HOUR_USD",
     "MIN_GPU_HOUR_USD",
+    "ensure_price_source",
     "fail_scrape_run",
     "ignore_skus",
     "load_catalog",

@@ -22,6 +22,7 @@ from offerings.models import (
     LinkTechnology,
     LinkTopology,
     Offer,
+    PriceCheck,
     PriceObservation,
     Provider,
     Region,
@@ -235,13 +236,27 @@ def record_catalog_price(
         return
     changed = hourly != offer.price_per_hour or price.currency != offer.currency
     undated_again = price.observed_at is None and not changed
-    if (
-        undated_again
-        or not _newer(price.observed_at, offer.observed_at)
-        or "price_per_hour" in offer.locked_fields
+    if "price_per_hour" in offer.locked_fields or (
+        not offer.source and (undated_again or not _newer(price.observed_at, offer.observed_at))
     ):
         counts.add("offer", "unchanged")
         return
+    if offer.source:
+        # A price source filled this offer; the provider's own (curated) price replaces it,
+        # and the source's reading is kept as a check.
+        PriceCheck.objects.update_or_create(
+            offer=offer,
+            source=offer.source,
+            defaults={
+                "price_per_hour": offer.price_per_hour,
+                "currency": offer.currency,
+                "observed_at": offer.observed_at,
+                "source_url": offer.source_url,
+                "read_at": offer.last_seen_at,
+            },
+        )
+        offer.source = ""
+        offer.origin = Offer.Origin.CATALOG
     offer.price_per_hour = hourly
     offer.currency = price.currency
     offer.price_per_gpu_hour_usd = per_gpu

@@ -15,6 +15,7 @@ from django.utils import timezone
 from offerings.models import (
     InstanceType,
     Offer,
+    PriceCheck,
     PriceObservation,
     Provider,
     Region,
@@ -49,8 +50,10 @@ class _Prepared:
 
 
 def _rejection(row, reason: str) -> dict:
+    named = {"provider": row.provider} if row.provider else {}
     return {
         "sku": row.sku,
+        **named,
         "region": row.region,
         "kind": row.kind,
         "term_months": row.term_months,
@@ -73,7 +76,8 @@ def _prepare(provider: Provider, batch: ScrapeBatch, rates: RateTable, now) -> _
         if target in by_id
     }
     for row in batch.rejected:
-        prepared.rejected.append(row.model_dump(exclude={"instance_slug"}))
+        unnamed = set() if row.provider else {"provider"}
+        prepared.rejected.append(row.model_dump(exclude={"instance_slug", *unnamed}))
         slug = curated_mapping.get(row.sku, row.instance_slug)
         if slug in instances and row.region and row.kind:
             key = (instances[slug][0], row.region, row.kind, row.term_months)
@@ -125,6 +129,7 @@ def _prepare(provider: Provider, batch: ScrapeBatch, rates: RateTable, now) -> _
             "exchange_rate_date": rate.rate_date if rate else None,
             "available": row.available,
             "source_url": str(row.source_url),
+            "observed_at": row.observed_at,
             "sku": row.sku,
         }
         previous = prepared.rows.get(key)
@@ -164,6 +169,7 @@ _STAGE_COLUMNS = (
     "exchange_rate_date",
     "available",
     "source_url",
+    "observed_at",
 )
 
 
@@ -183,6 +189,7 @@ def _stage(cursor, rows: Iterable[tuple], protected: Iterable[tuple]) -> None:
             exchange_rate_date date,
             available boolean,
             source_url varchar(500) NOT NULL,
+            observed_at timestamptz,
             offer_id bigint,
             outcome varchar(10) NOT NULL DEFAULT 'created',
             price_changed boolean NOT NULL DEFAULT true,
@@ -212,20 +219,31 @@ def _stage(cursor, rows: Iterable[tuple], protected: Iterable[tuple]) -> None:
 
 
 _PRICE_LOCKED = "o.locked_fields && ARRAY['price_per_hour', 'currency']::varchar(64)[]"
-# The stored price was read later than this run's (or this run's has no date): it stays. An
-# undated price never replaces a dated one, and an older one never replaces a newer one.
-_HELD = "(o.observed_at IS NOT NULL AND ({new} IS NULL OR {new} < o.observed_at))"
-_HELD_STAGED = _HELD.format(new="%(observed)s::timestamptz")
+# The stored price was read later than this run's (or this run's has no date) by the same
+# source: it stays. An undated price never replaces a dated one, and an older one never replaces
+# a newer one. A price a price source supplied is no reason to hold the provider's own.
+_HELD = (
+    "(o.source = %(source)s AND o.observed_at IS NOT NULL "
+    "AND ({new} IS NULL OR {new} < o.observed_at))"
+)
+_HELD_STAGED = _HELD.format(new="s.observed_at")
 _HELD_MERGED = _HELD.format(new="EXCLUDED.observed_at")
 # Scraped prices are observed when the run read them; a replay passes its recording's date.
 LIVE = object()
 
 
-def _merge(cursor, provider: Provider, run: ScrapeRun, now, observed) -> dict[str, int]:
-    """Classify the staged rows, merge them on the natural key, append history, retire."""
+def _merge(
+    cursor, provider: Provider | None, run: ScrapeRun, now, source: str = ""
+) -> dict[str, int]:
+    """Classify the staged rows, merge them on the natural key, append history, retire.
+
+    `source` is "" for a provider's own run, whose offers are that provider's; a price source's
+    run passes its slug and `provider` None: it retires only its own offers, of any provider.
+    """
     offer = Offer._meta.db_table
     history = PriceObservation._meta.db_table
     instance = InstanceType._meta.db_table
+    held = _move_foreign_rows_to_checks(cursor, run, now, source) if source else 0
     # 1. Classify against what is stored: what a locked field keeps is not a change.
     cursor.execute(
         f"""
@@ -238,7 +256,8 @@ def _merge(cursor, provider: Provider, run: ScrapeRun, now, observed) -> dict[st
                     o.price_per_hour <> s.price_per_hour OR o.currency <> s.currency
                     OR o.price_per_gpu_hour_usd IS DISTINCT FROM s.price_per_gpu_hour_usd
                     OR o.exchange_rate_date IS DISTINCT FROM s.exchange_rate_date
-                    OR o.source_url <> s.source_url OR o.origin <> 'scraper'))
+                    OR o.source_url <> s.source_url OR o.origin <> 'scraper'
+                    OR o.source <> %(source)s))
                 OR (NOT 'available' = ANY(o.locked_fields)
                     AND o.available IS DISTINCT FROM s.available)
                 OR (NOT 'is_active' = ANY(o.locked_fields) AND NOT o.is_active)
@@ -247,7 +266,7 @@ def _merge(cursor, provider: Provider, run: ScrapeRun, now, observed) -> dict[st
         WHERE o.instance_id = s.instance_id AND o.region_id = s.region_id
           AND o.kind = s.kind AND o.term_months = s.term_months
         """,
-        {"observed": observed},
+        {"source": source},
     )
     # 2. The merge: one INSERT ... ON CONFLICT on the natural key, sparing locked fields.
     cursor.execute(
@@ -255,11 +274,11 @@ def _merge(cursor, provider: Provider, run: ScrapeRun, now, observed) -> dict[st
         INSERT INTO {offer} AS o (
             instance_id, region_id, kind, term_months, price_per_hour, currency,
             price_per_gpu_hour_usd, exchange_rate_date, available, observed_at, first_seen_at,
-            last_seen_at, missing_runs, is_active, origin, source_url, locked_fields
+            last_seen_at, missing_runs, is_active, origin, source, source_url, locked_fields
         )
         SELECT instance_id, region_id, kind, term_months, price_per_hour, currency,
-               price_per_gpu_hour_usd, exchange_rate_date, available, %(observed)s, %(now)s,
-               %(now)s, 0, true, 'scraper', source_url, '{{}}'
+               price_per_gpu_hour_usd, exchange_rate_date, available, observed_at, %(now)s,
+               %(now)s, 0, true, 'scraper', %(source)s, source_url, '{{}}'
         FROM offer_stage
         ON CONFLICT ON CONSTRAINT offer_natural_key DO UPDATE SET
             price_per_hour = CASE WHEN {_PRICE_LOCKED} OR {_HELD_MERGED} THEN o.price_per_hour
@@ -272,7 +291,9 @@ def _merge(cursor, provider: Provider, run: ScrapeRun, now, observed) -> dict[st
             source_url = CASE WHEN {_PRICE_LOCKED} OR {_HELD_MERGED} THEN o.source_url
                 ELSE EXCLUDED.source_url END,
             origin = CASE WHEN {_PRICE_LOCKED} OR {_HELD_MERGED} THEN o.origin ELSE EXCLUDED.origin END,
+            source = CASE WHEN {_PRICE_LOCKED} OR {_HELD_MERGED} THEN o.source ELSE EXCLUDED.source END,
             observed_at = CASE WHEN {_PRICE_LOCKED} THEN o.observed_at
+                WHEN o.source <> EXCLUDED.source THEN EXCLUDED.observed_at
                 ELSE GREATEST(o.observed_at, EXCLUDED.observed_at) END,
             available = CASE WHEN 'available' = ANY(o.locked_fields) THEN o.available
                 ELSE EXCLUDED.available END,
@@ -281,30 +302,32 @@ def _merge(cursor, provider: Provider, run: ScrapeRun, now, observed) -> dict[st
             last_seen_at = GREATEST(o.last_seen_at, EXCLUDED.last_seen_at),
             missing_runs = 0
         """,
-        {"now": now, "observed": observed},
+        {"now": now, "source": source},
     )
     # 3. History: a row only where the stored price changed (new offers included).
     cursor.execute(
         f"""
         INSERT INTO {history} (offer_id, price_per_hour, currency, observed_at, run_id)
-        SELECT o.id, o.price_per_hour, o.currency, %(observed)s, %(run)s
+        SELECT o.id, o.price_per_hour, o.currency, s.observed_at, %(run)s
         FROM offer_stage s
         JOIN {offer} o ON o.instance_id = s.instance_id AND o.region_id = s.region_id
                       AND o.kind = s.kind AND o.term_months = s.term_months
         WHERE s.price_changed
         ON CONFLICT ON CONSTRAINT priceobservation_unique_time DO NOTHING
         """,
-        {"observed": observed, "run": run.pk},
+        {"run": run.pk},
     )
-    # 4. Retirement: scraped offers of this provider that this good run did not return.
+    # 4. Retirement: scraped offers of this source (of this provider, for its own run) that
+    # this good run did not return.
     cursor.execute(
         f"""
         UPDATE {offer} o SET
             missing_runs = o.missing_runs + 1,
             is_active = o.missing_runs + 1 < %(limit)s
         FROM {instance} i
-        WHERE i.id = o.instance_id AND i.provider_id = %(provider)s
-          AND o.is_active AND o.origin = 'scraper'
+        WHERE i.id = o.instance_id
+          AND (%(provider)s::bigint IS NULL OR i.provider_id = %(provider)s::bigint)
+          AND o.is_active AND o.origin = 'scraper' AND o.source = %(source)s
           AND NOT 'is_active' = ANY(o.locked_fields)
           AND NOT EXISTS (
               SELECT 1 FROM offer_stage s WHERE s.instance_id = o.instance_id
@@ -316,7 +339,11 @@ def _merge(cursor, provider: Provider, run: ScrapeRun, now, observed) -> dict[st
                 AND p.term_months = o.term_months)
         RETURNING o.is_active
         """,
-        {"limit": RETIRE_AFTER_MISSING_RUNS, "provider": provider.pk},
+        {
+            "limit": RETIRE_AFTER_MISSING_RUNS,
+            "provider": provider.pk if provider is not None else None,
+            "source": source,
+        },
     )
     retired = sum(1 for (active,) in cursor.fetchall() if not active)
     cursor.execute(
@@ -333,9 +360,44 @@ def _merge(cursor, provider: Provider, run: ScrapeRun, now, observed) -> dict[st
     return {
         "created": counts.get("created", 0),
         "updated": counts.get("updated", 0),
-        "unchanged": counts.get("unchanged", 0),
+        "unchanged": counts.get("unchanged", 0) + held,
         "retired": retired,
     }
+
+
+def _move_foreign_rows_to_checks(cursor, run: ScrapeRun, now, source: str) -> int:
+    """A price source never writes an offer another source supplies (the provider's scraper,
+    the curated catalog, a curator): its reading of such an offer becomes a check, and the row
+    leaves the stage. Returns how many rows were held back."""
+    offer = Offer._meta.db_table
+    check = PriceCheck._meta.db_table
+    cursor.execute(
+        f"""
+        INSERT INTO {check} AS c (offer_id, source, price_per_hour, currency, observed_at,
+                                  source_url, run_id, read_at)
+        SELECT o.id, %(source)s, s.price_per_hour, s.currency, s.observed_at, s.source_url,
+               %(run)s, %(now)s
+        FROM offer_stage s
+        JOIN {offer} o ON o.instance_id = s.instance_id AND o.region_id = s.region_id
+                      AND o.kind = s.kind AND o.term_months = s.term_months
+        WHERE o.source <> %(source)s OR o.origin <> 'scraper'
+        ON CONFLICT ON CONSTRAINT pricecheck_one_per_source DO UPDATE SET
+            price_per_hour = EXCLUDED.price_per_hour, currency = EXCLUDED.currency,
+            observed_at = EXCLUDED.observed_at, source_url = EXCLUDED.source_url,
+            run_id = EXCLUDED.run_id, read_at = EXCLUDED.read_at
+        """,
+        {"source": source, "run": run.pk, "now": now},
+    )
+    cursor.execute(
+        f"""
+        DELETE FROM offer_stage s USING {offer} o
+        WHERE o.instance_id = s.instance_id AND o.region_id = s.region_id
+          AND o.kind = s.kind AND o.term_months = s.term_months
+          AND (o.source <> %(source)s OR o.origin <> 'scraper')
+        """,
+        {"source": source},
+    )
+    return cursor.rowcount
 
 
 def _queue_for_review(cursor, provider: Provider, review: Mapping[str, dict], now) -> None:
@@ -366,7 +428,7 @@ def upsert_offers(
     now=None,
     observed_at=LIVE,
 ) -> ScrapeRun:
-    """Write one provider's scraped offers in one transaction and close its run record.
+    """Write one run's scraped offers in one transaction and close its run record.
 
     Rows are staged with COPY and merged on the natural key (instance, region, kind, term) in
     one statement. A price-history row is appended only where the price changed, so an unchanged
@@ -377,32 +439,52 @@ def upsert_offers(
     as rejected or failed. `fetched` = created + updated + unchanged + rejected + SKUs' rows
     queued for review.
 
+    A price source's run (its provider row is of kind `price-source`) writes offers of the
+    providers its rows name (`ScrapedOffer.provider`), marked as its own: it fills only offers
+    no other source supplies, keeps its reading of the others as checks, retires only its own
+    offers, and queues no SKU for review (the SKUs are the providers' own names).
+
     `observed_at` is when the prices were read at their source: the run's time for a live
     run; a replay passes its recording's date, or None when the recording shows none ("date
     unknown"). A price held from a later reading, or a dated one held against an undated
     reading, is kept.
     """
     provider = run.provider
+    source = provider.slug if provider.kind == Provider.Kind.PRICE_SOURCE else ""
     now = now or timezone.now()
     observed = now if observed_at is LIVE else observed_at
     ratio = settings.REFRESH_MIN_ROW_RATIO if min_row_ratio is None else min_row_ratio
     with transaction.atomic():
+        targets = _targets(provider, batch, source)
         with connection.cursor() as cursor:
-            cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [_LOCK_NAMESPACE, provider.pk])
-        prepared = _prepare(provider, batch, RateTable(), now)
-        queued = sum(len(entry["prices"]) for entry in prepared.review.values())
+            for target in sorted(targets.values(), key=lambda t: t.pk):
+                cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [_LOCK_NAMESPACE, target.pk])
+        rates = RateTable()
+        groups = [
+            (target, _prepare(target, _rows_for(batch, target, source), rates, now))
+            for target in targets.values()
+        ]
+        rejected = [row for _, prepared in groups for row in prepared.rejected]
+        rejected += [
+            {"sku": row.sku, "reason": f"provider {row.provider!r} is not in the catalog"}
+            for row in (*batch.offers, *batch.rejected)
+            if source and row.provider not in targets
+        ]
+        review = {sku: e for _, prepared in groups for sku, e in prepared.review.items()}
+        queued = sum(len(entry["prices"]) for entry in review.values())
         run.fetched = len(batch.offers) + len(batch.rejected)
-        run.rejected = len(prepared.rejected)
-        run.rejected_rows = prepared.rejected[:MAX_STORED_REJECTIONS]
-        if len(prepared.rejected) > MAX_STORED_REJECTIONS:
+        run.rejected = len(rejected)
+        run.rejected_rows = rejected[:MAX_STORED_REJECTIONS]
+        if len(rejected) > MAX_STORED_REJECTIONS:
             run.rejected_rows.append(
-                {"reason": f"... and {len(prepared.rejected) - MAX_STORED_REJECTIONS} more"}
+                {"reason": f"... and {len(rejected) - MAX_STORED_REJECTIONS} more"}
             )
         run.warnings = [*run.warnings, *batch.warnings]
-        if prepared.review:
+        if review:
+            where = "were left out" if source else "went to the review queue"
             run.warnings.append(
-                f"{len(prepared.review)} SKU(s) ({queued} row(s)) map to no curated instance "
-                f"type and went to the review queue: {', '.join(sorted(prepared.review)[:20])}"
+                f"{len(review)} SKU(s) ({queued} row(s)) map to no curated instance "
+                f"type and {where}: {', '.join(sorted(review)[:20])}"
             )
         run.finished_at = max(timezone.now(), run.started_at)
         previous = last_good_run(provider, exclude=run)
@@ -417,7 +499,7 @@ def upsert_offers(
                 f"{previous.started_at:%Y-%m-%d %H:%M} UTC); nothing changed"
             )
             run.status = ScrapeRun.Status.REJECTED
-        elif not prepared.rows and not prepared.review:
+        elif not any(prepared.rows for _, prepared in groups) and not review:
             reason = f"all {run.fetched} row(s) were rejected; nothing changed"
             run.status = ScrapeRun.Status.FAILED
         if reason is not None:
@@ -425,37 +507,60 @@ def upsert_offers(
             run.error_messages = [*run.error_messages, reason]
             run.save()
             return run
-        regions = _ensure_regions(provider, prepared.regions)
-        rows = [
-            (
-                r["instance_id"],
-                regions[r["region"]],
-                r["kind"],
-                r["term_months"],
-                r["price_per_hour"],
-                r["currency"],
-                r["price_per_gpu_hour_usd"],
-                r["exchange_rate_date"],
-                r["available"],
-                r["source_url"],
-            )
-            for r in prepared.rows.values()
-        ]
-        known = dict(Region.objects.filter(provider=provider).values_list("code", "pk"))
-        protected = [
-            (instance_id, known[code], kind, term)
-            for instance_id, code, kind, term in prepared.protected
-            if code in known
-        ]
+        rows: list[tuple] = []
+        protected: list[tuple] = []
+        for target, prepared in groups:
+            regions = _ensure_regions(target, prepared.regions)
+            rows += [
+                (
+                    r["instance_id"],
+                    regions[r["region"]],
+                    r["kind"],
+                    r["term_months"],
+                    r["price_per_hour"],
+                    r["currency"],
+                    r["price_per_gpu_hour_usd"],
+                    r["exchange_rate_date"],
+                    r["available"],
+                    r["source_url"],
+                    r["observed_at"] if batch.dated else observed,
+                )
+                for r in prepared.rows.values()
+            ]
+            protected += [
+                (instance_id, regions[code], kind, term)
+                for instance_id, code, kind, term in prepared.protected
+                if code in regions
+            ]
         with connection.cursor() as cursor:
             _stage(cursor, rows, protected)
-            counts = _merge(cursor, provider, run, now, observed)
-            _queue_for_review(cursor, provider, prepared.review, now)
+            counts = _merge(cursor, None if source else provider, run, now, source)
+            if not source:
+                _queue_for_review(cursor, provider, review, now)
         for name, value in counts.items():
             setattr(run, name, value)
         run.status = ScrapeRun.Status.SUCCEEDED
         run.save()
     return run
+
+
+def _targets(provider: Provider, batch: ScrapeBatch, source: str) -> dict[str, Provider]:
+    """The providers whose offers the run writes: its own, or those a price source's rows name."""
+    if not source:
+        return {provider.slug: provider}
+    named = {row.provider for row in (*batch.offers, *batch.rejected)}
+    found = Provider.objects.filter(slug__in=named).exclude(kind=Provider.Kind.PRICE_SOURCE)
+    return {target.slug: target for target in found}
+
+
+def _rows_for(batch: ScrapeBatch, target: Provider, source: str) -> ScrapeBatch:
+    if not source:
+        return batch
+    return ScrapeBatch(
+        offers=tuple(row for row in batch.offers if row.provider == target.slug),
+        rejected=tuple(row for row in batch.rejected if row.provider == target.slug),
+        dated=batch.dated,
+    )
 
 
 def _ensure_regions(provider: Provider, seen: Mapping[str, tuple[str, str]]) -> dict[str, int]:

@@ -54,3 +54,17 @@ def last_good_run(provider: Provider, exclude: ScrapeRun | None = None) -> Scrap
     if exclude is not None:
         runs = runs.exclude(pk=exclude.pk)
     return runs.order_by("-started_at", "-pk").first()
+
+
+def ensure_price_source(slug: str, name: str, website: str) -> Provider:
+    """The run records' home of a price source (SkyPilot's catalog): created on first use."""
+    provider, _ = Provider.objects.get_or_create(
+        slug=slug,
+        defaults={
+            "name": name,
+            "website": website,
+            "kind": Provider.Kind.PRICE_SOURCE,
+            "source_url": website,
+        },
+    )
+    return provider

@@ -178,11 +178,20 @@ def link_badge(link) -> SafeString:
 
 
 @register.simple_tag
-def fabric_badge(fabric) -> SafeString:
-    """The fabric between nodes: an RDMA technology, TCP-only kinds, or unknown."""
+def fabric_badge(fabric, link=None) -> SafeString:
+    """The fabric between nodes: an RDMA technology, TCP-only kinds, or unknown.
+
+    Given the row's GPU link, an NVLink row whose fabric is unknown also says that how it
+    performs across nodes is unknown: fast inside the node says nothing about between nodes.
+    """
     basis = (fabric.basis or {}).get("technology") if fabric else None
     if not fabric or fabric.technology == "unknown":
         html = format_html('<span class="badge unknown">{}</span>', _("unknown"))
+        if getattr(link, "technology", None) in ("nvlink", "infinity-fabric"):
+            html += format_html(
+                ' <small class="multi-node-unknown">{}</small>',
+                _("multi-node performance unknown"),
+            )
     elif fabric.technology == "tcpx":
         html = _badge("tcp", _("TCPX (not RDMA)"), basis)
     elif fabric.technology == "ethernet":
@@ -229,9 +238,13 @@ def select_options(context, field) -> SafeString:
     request = context.get("request")
     version = getattr(request, "catalog_version", None)
     chosen = {str(value) for value in (field.value() or [])}
+    choices = model_choices(field, version)
+    if field.name == "region":
+        # A bare region code chooses every provider's region of that code (`provider:code`).
+        chosen |= {value for value, _s, _e in choices if value.partition(":")[2] in chosen}
     return mark_safe(
         "".join(
             f"{start} selected{end}" if value in chosen else start + end
-            for value, start, end in model_choices(field, version)
+            for value, start, end in choices
         )
     )

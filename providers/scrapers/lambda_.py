@@ -34,6 +34,7 @@ INSTANCE_SLUGS = {
     "gpu_8x_a100_80gb_sxm4": "8x-nvidia-a100-sxm-80-gb",
     "gpu_4x_h100_sxm5": "4x-nvidia-h100-sxm",
     "gpu_2x_h100_sxm5": "2x-nvidia-h100-sxm",
+    "gpu_2x_b200_sxm6": "2x-nvidia-b200-sxm6",
 }
 
 # gpu_description -> GPU slug, for the review queue ("H100 (80 GB SXM5)" in the OpenAPI example).

@@ -24,6 +24,7 @@ from __future__ import annotations
 import tomllib
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
+from decimal import Decimal
 from pathlib import Path
 
 from django.conf import settings
@@ -34,6 +35,8 @@ from pydantic import ValidationError as SchemaError
 
 from offerings import coverage, platform
 from offerings.content import facts
+from offerings.models import PriceCheck
+from offerings.money import RateTable, gpu_hour_usd
 from offerings.schemas import (
     RDMA_FABRICS,
     ExchangeRateCatalog,
@@ -434,6 +437,35 @@ def lint_catalog(fixtures: Path, today: date | None = None) -> list[Problem]:
     return problems
 
 
+PRICE_CHECK_TOLERANCE = Decimal("0.05")
+
+
+def price_disagreements(tolerance: Decimal = PRICE_CHECK_TOLERANCE) -> list[str]:
+    """One warning per current offer whose price a price source reads differently (in USD per
+    GPU-hour, at the reference rates), beyond `tolerance`."""
+    rates = RateTable()
+    lines = []
+    checks = PriceCheck.objects.filter(offer__is_active=True).select_related(
+        "offer__instance__provider", "offer__region"
+    )
+    for check in checks.order_by("offer__instance__provider__slug", "offer__instance__slug"):
+        offer = check.offer
+        gpus = offer.instance.gpu_count
+        try:
+            shown, _ = gpu_hour_usd(offer.price_per_hour, offer.currency, gpus, rates)
+            read, _ = gpu_hour_usd(check.price_per_hour, check.currency, gpus, rates)
+        except ValueError:
+            continue  # no reference rate: the price-currency rule reports it
+        if shown and abs(read - shown) / shown > tolerance:
+            lines.append(
+                f"warning: {offer.instance.provider.slug}/{offer.instance.slug} "
+                f"{offer.region.code} {offer.kind}: {check.source} reads "
+                f"{check.price_per_hour} {check.currency}/h, the catalog shows "
+                f"{offer.price_per_hour} {offer.currency}/h ({offer.source_url})"
+            )
+    return lines
+
+
 class Command(BaseCommand):
     # The lint reads files only: no database, URLs or other app checks are needed to run it.
     requires_system_checks = []
@@ -455,6 +487,12 @@ class Command(BaseCommand):
             action="store_true",
             help="Also print how many types know each interconnect fact, by basis and provider.",
         )
+        parser.add_argument(
+            "--price-checks",
+            action="store_true",
+            help="Also warn where a price source (SkyPilot's catalog) disagrees by more than "
+            f"{PRICE_CHECK_TOLERANCE:.0%} with the price another source supplies (reads the database).",
+        )
 
     def handle(self, *args, fixtures: Path, verbosity: int = 1, **options):
         if not fixtures.is_dir():
@@ -469,6 +507,9 @@ class Command(BaseCommand):
             self.stdout.write("\n".join(lines))
             if failing:
                 self.stdout.write(f"Below target: {', '.join(failing)}")
+        if options.get("price_checks"):
+            for line in price_disagreements():
+                self.stdout.write(self.style.WARNING(line))
         if problems:
             raise CommandError(f"catalog lint: {len(problems)} problem(s)")
         if verbosity:

@@ -11,11 +11,11 @@ from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from offerings import services
-from offerings.models import Provider, ScrapeRun
+from offerings.models import ScrapeRun
 from providers import http
 from providers.http import make_client, no_sleep
 from providers.refresh import ProviderNotInCatalog, refresh_provider
-from providers.registry import SCRAPERS, resolve
+from providers.registry import SCRAPERS, catalog_row, resolve
 from providers.replay import (
     RecordingTransport,
     ReplayError,
@@ -83,7 +83,7 @@ class Command(BaseCommand):
         if replay is not None and not replay.is_dir():
             raise CommandError(f"--replay: {replay} is not a folder")
         slugs = self._providers(provider, replay)
-        missing = [s for s in slugs if not Provider.objects.filter(slug=s).exists()]
+        missing = [s for s in slugs if catalog_row(s) is None]
         if missing:
             raise CommandError(
                 f"not in the catalog: {', '.join(missing)}; run `manage.py load_catalog` first"
@@ -129,7 +129,7 @@ class Command(BaseCommand):
             try:
                 transport = ReplayTransport(manifest_path(replay, slug, single))
             except ReplayError as exc:
-                provider = Provider.objects.get(slug=slug)
+                provider = catalog_row(slug)
                 return services.fail_scrape_run(services.start_scrape_run(provider), str(exc))
         elif record is not None:
             transport = RecordingTransport(

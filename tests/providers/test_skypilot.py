@@ -1,0 +1,345 @@
+"""SkyPilot's public catalog as a second price source: it fills only what no other source supplies."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from datetime import UTC, datetime
+from decimal import Decimal
+
+import httpx
+import pytest
+
+from offerings import services
+from offerings.models import Offer, PriceCheck, Provider, ScrapeRun
+from offerings.schemas import ScrapeBatch, ScrapedOffer
+from providers.base import ScrapeError
+from providers.http import make_client, no_sleep
+from providers.refresh import refresh_provider
+from providers.scrapers import skypilot
+from tests.providers.conftest import RECORDINGS, replay_command
+
+AWS_P5_HEADER = (
+    "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuInfo,Price,SpotPrice,"
+    "Region,AvailabilityZone,Arch"
+)
+GCP_HEADER = (
+    "InstanceType,vCPUs,MemoryGiB,AcceleratorName,AcceleratorCount,GpuInfo,Region,"
+    "AvailabilityZone,Price,SpotPrice"
+)
+SHA = "0123456789abcdef0123456789abcdef01234567"
+
+
+def _aws_row(name: str, price: str, spot: str, region: str, zone: str) -> str:
+    return f"{name},H100,8.0,192.0,2048.0,gpus,{price},{spot},{region},{zone},x86_64"
+
+
+def _serve(files: dict[str, str], *, commits: dict | None = None, status: int = 200):
+    """A transport serving raw files by cloud and (optionally) the commits API."""
+    seen: list[str] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(str(request.url))
+        if request.url.host == "api.github.com":
+            if commits is None:
+                return httpx.Response(403, json={"message": "API rate limit exceeded"})
+            cloud = request.url.params["path"].split("/")[2]
+            return httpx.Response(200, json=[commits[cloud]])
+        cloud = request.url.path.split("/")[-2]
+        return httpx.Response(status, text=files[cloud], headers={"Content-Type": "text/plain"})
+
+    return httpx.MockTransport(handler), seen
+
+
+def _aws_offer(sku: str, price: str) -> ScrapedOffer:
+    """A price AWS's own scraper read, in us-east-1."""
+    return ScrapedOffer(
+        sku=sku,
+        instance_slug=sku.replace(".", "-"),
+        region="us-east-1",
+        kind="on-demand",
+        price_per_hour=Decimal(price),
+        currency="USD",
+        source_url="https://aws.amazon.com/ec2/pricing/on-demand/",
+    )
+
+
+def _refresh(transport, settings, clouds=("aws",)) -> ScrapeRun:
+    settings.SKYPILOT_CLOUDS = list(clouds)
+    with make_client(transport, sleep=no_sleep) as client:
+        return refresh_provider("skypilot", client)
+
+
+@pytest.mark.usefixtures("catalog")
+def test_the_recording_fills_unpriced_types_undated_under_their_own_providers(replay):
+    with replay("skypilot") as client:
+        run = refresh_provider("skypilot", client, replaying=True)
+    assert run.status == "succeeded", run.error_messages
+    assert run.provider.kind == Provider.Kind.PRICE_SOURCE
+    filled = Offer.objects.filter(source="skypilot")
+    providers = set(filled.values_list("instance__provider__slug", flat=True))
+    assert providers == {"aws", "azure", "gcp", "oci", "lambda", "nebius"}
+    # Hand-built from stored copies: no commit date is known, so every price is undated.
+    assert not filled.filter(observed_at__isnull=False).exists()
+    oci = filled.get(
+        instance__slug="bm-gpu-h100-8", region__code="eu-amsterdam-1", kind="on-demand"
+    )
+    assert oci.price_per_hour == Decimal("80")
+    assert oci.source_url.startswith("https://github.com/skypilot-org/skypilot-catalog/blob/")
+    # GCP: the host row (9.46006) plus the H100 x8 GPU row (33.60609) of the same zone.
+    gcp = filled.get(instance__slug="a3-highgpu-8g", region__code="us-central1", kind="on-demand")
+    assert gcp.price_per_hour == Decimal("43.066150")
+    # Spot: the lowest zone price of the region (us-east-1's six zones run from 55.04 to 14.246).
+    spot = Offer.objects.get(
+        instance__slug="p5-48xlarge", region__code="us-east-1", kind="spot", source="skypilot"
+    )
+    assert spot.price_per_hour == Decimal("14.246")
+    # Nothing curated was overwritten: those readings are checks.
+    assert not Offer.objects.filter(origin="catalog", source="skypilot").exists()
+    assert PriceCheck.objects.filter(source="skypilot").exists()
+    assert any("undated" in warning for warning in run.warnings)
+
+
+@pytest.mark.usefixtures("catalog")
+def test_a_second_replay_writes_nothing():
+    replay_command("skypilot", "skypilot")
+    first = ScrapeRun.objects.get(provider__slug="skypilot")
+    replay_command("skypilot", "skypilot")
+    again = ScrapeRun.objects.filter(provider__slug="skypilot").latest()
+    assert (again.created, again.updated, again.retired) == (0, 0, 0)
+    assert again.unchanged == first.created + first.unchanged
+
+
+@pytest.mark.usefixtures("catalog")
+def test_live_prices_are_dated_by_the_files_last_commit_and_read_at_it(settings):
+    files = {
+        "aws": "\n".join(
+            [AWS_P5_HEADER, _aws_row("p6-b200.48xlarge", "63.296", "", "us-east-1", "a")]
+        )
+    }
+    commit = {"sha": SHA, "commit": {"committer": {"date": "2026-11-20T08:30:00Z"}}}
+    transport, seen = _serve(files, commits={"aws": commit})
+    run = _refresh(transport, settings)
+    assert run.status == "succeeded", run.error_messages
+    assert any(f"/{SHA}/catalogs/v8/aws/vms.csv" in url for url in seen)
+    offer = Offer.objects.get(instance__slug="p6-b200-48xlarge", region__code="us-east-1")
+    # No other source prices this type: the offer is SkyPilot's.
+    assert offer.source == "skypilot"
+    assert offer.observed_at == datetime(2026, 11, 20, 8, 30, tzinfo=UTC)
+    assert offer.source_url.endswith(f"/blob/{SHA}/catalogs/v8/aws/vms.csv")
+    assert offer.history.get().observed_at == offer.observed_at
+
+
+@pytest.mark.usefixtures("catalog")
+def test_without_the_commits_api_the_file_is_read_at_master_and_left_undated(settings):
+    files = {
+        "aws": "\n".join(
+            [AWS_P5_HEADER, _aws_row("p6-b200.48xlarge", "63.296", "", "us-east-1", "a")]
+        )
+    }
+    transport, seen = _serve(files)
+    run = _refresh(transport, settings)
+    assert run.status == "succeeded"
+    assert any("/master/catalogs/v8/aws/vms.csv" in url for url in seen)
+    assert Offer.objects.get(source="skypilot").observed_at is None
+    assert any("HTTP 403" in warning and "undated" in warning for warning in run.warnings)
+
+
+@pytest.mark.usefixtures("catalog")
+def test_a_provider_source_wins_and_the_disagreement_is_kept_as_a_check(settings):
+    aws = Provider.objects.get(slug="aws")
+    own = ScrapeBatch(offers=(_aws_offer("p6-b200.48xlarge", "60"),))
+    # SkyPilot first: it fills the empty offer.
+    files = {
+        "aws": "\n".join(
+            [AWS_P5_HEADER, _aws_row("p6-b200.48xlarge", "63.296", "", "us-east-1", "a")]
+        )
+    }
+    _refresh(_serve(files)[0], settings)
+    assert (
+        Offer.objects.get(region__code="us-east-1", instance__slug="p6-b200-48xlarge").source
+        == "skypilot"
+    )
+    # The provider's own run replaces it, whatever the dates.
+    services.upsert_offers(services.start_scrape_run(aws), own)
+    offer = Offer.objects.get(region__code="us-east-1", instance__slug="p6-b200-48xlarge")
+    assert (offer.source, offer.price_per_hour) == ("", Decimal("60"))
+    # SkyPilot again: it keeps its reading as a check and never overwrites the provider's.
+    run = _refresh(_serve(files)[0], settings)
+    offer.refresh_from_db()
+    assert (offer.source, offer.price_per_hour) == ("", Decimal("60"))
+    check = PriceCheck.objects.get(offer=offer, source="skypilot")
+    assert check.price_per_hour == Decimal("63.296")
+    assert run.unchanged >= 1
+
+
+@pytest.mark.usefixtures("catalog")
+def test_only_its_own_runs_retire_its_offers(settings):
+    two = "\n".join(
+        [
+            AWS_P5_HEADER,
+            _aws_row("p6-b200.48xlarge", "63.296", "", "us-east-1", "a"),
+            _aws_row("p6-b200.48xlarge", "63.296", "", "ap-south-1", "b"),
+        ]
+    )
+    _refresh(_serve({"aws": two})[0], settings)
+    # AWS's own good run without those offers leaves them alone.
+    aws = Provider.objects.get(slug="aws")
+    unrelated = _aws_offer("p5.48xlarge", "55.04")
+    for _ in range(3):
+        services.upsert_offers(services.start_scrape_run(aws), ScrapeBatch(offers=(unrelated,)))
+    assert Offer.objects.filter(source="skypilot", is_active=True).count() == 2
+    # SkyPilot's own runs without one of them retire it after two runs.
+    one = "\n".join(two.splitlines()[:2])
+    settings.REFRESH_MIN_ROW_RATIO = Decimal("0")
+    for _ in range(2):
+        _refresh(_serve({"aws": one})[0], settings)
+    gone = Offer.objects.get(source="skypilot", region__code="ap-south-1")
+    assert not gone.is_active
+
+
+@pytest.mark.usefixtures("catalog")
+@pytest.mark.parametrize(
+    ("body", "status", "expected"),
+    [
+        ("InstanceType,Price\np5.48xlarge,55", 200, "lacks the column(s) AcceleratorName"),
+        ("not a csv at all", 200, "lacks the column(s)"),
+        (AWS_P5_HEADER, 200, "has a header but no rows"),
+        ("<html>Service unavailable</html>", 503, "HTTP 503"),
+    ],
+)
+def test_a_broken_file_fails_the_run_and_changes_nothing(settings, body, status, expected):
+    before = set(Offer.objects.values_list("pk", "price_per_hour", "is_active"))
+    run = _refresh(_serve({"aws": body}, status=status)[0], settings)
+    assert run.status == "failed"
+    assert expected in " ".join(run.error_messages)
+    assert set(Offer.objects.values_list("pk", "price_per_hour", "is_active")) == before
+
+
+@pytest.mark.usefixtures("catalog")
+def test_bad_and_empty_prices_are_no_prices_and_bad_ones_are_named(settings):
+    rows = [
+        AWS_P5_HEADER,
+        _aws_row("p6-b200.48xlarge", "abc", "", "us-east-1", "a"),
+        _aws_row("p6-b200.48xlarge", "0.0", "", "us-west-2", "b"),
+        _aws_row("p6-b200.48xlarge", "-3", "", "eu-west-1", "c"),
+        _aws_row("p6-b200.48xlarge", "63.296", "0", "ap-south-1", "d"),
+    ]
+    run = _refresh(_serve({"aws": "\n".join(rows)})[0], settings)
+    assert run.status == "succeeded"
+    reasons = " ".join(row["reason"] for row in run.rejected_rows)
+    assert "'abc' is not a number" in reasons
+    assert "'-3' is not a usable amount" in reasons
+    filled = Offer.objects.filter(source="skypilot")
+    assert list(filled.values_list("region__code", "kind")) == [("ap-south-1", "on-demand")]
+
+
+def test_gcp_adds_the_gpu_row_of_the_same_zone_and_skips_a_host_without_one():
+    rows = [
+        GCP_HEADER,
+        "a3-highgpu-8g,208.0,1872.0,,,,us-central1,us-central1-a,9.46006,2.75246",
+        "a3-highgpu-8g,208.0,1872.0,,,,us-east4,us-east4-a,10.0,3.0",
+        "a4-highgpu-8g,224.0,3968.0,,,,us-central1,us-central1-b,0.0,0.0",
+        ",,,H100,8,{},us-central1,us-central1-a,33.60609,22.8008",
+        ",,,B200,8,{},us-central1,us-central1-b,64.44,",
+    ]
+    text = "\n".join(rows)
+    cloud = skypilot.CLOUDS["gcp"]
+    offers, rejected = skypilot.offers_of(
+        cloud, list(csv.DictReader(io.StringIO(text))), skypilot.FileVersion("master", None)
+    )
+    got = {(o.sku, o.region, o.kind): o.price_per_hour for o in offers}
+    assert got == {
+        ("a3-highgpu-8g", "us-central1", "on-demand"): Decimal("43.06615"),
+        ("a3-highgpu-8g", "us-central1", "spot"): Decimal("25.55326"),
+        # A4's host rows are 0.0: its whole price sits in the B200 row; no B200 spot price.
+        ("a4-highgpu-8g", "us-central1", "on-demand"): Decimal("64.44"),
+    }
+    assert rejected == []
+
+
+@pytest.mark.usefixtures("catalog")
+def test_an_unknown_cloud_fails_with_the_known_ones(settings):
+    run = _refresh(_serve({})[0], settings, clouds=("azure", "ibm"))
+    assert run.status == "failed"
+    assert "unknown cloud(s) ibm; known: aws" in run.error_messages[0]
+
+
+@pytest.mark.usefixtures("catalog")
+def test_a_price_source_has_no_page_and_is_no_provider_choice(client, settings):
+    replay_command("skypilot", "skypilot")
+    assert client.get("/providers/skypilot/").status_code == 404
+    assert client.get("/api/instances?provider=skypilot").status_code == 400
+    assert b"SkyPilot catalog" not in client.get("/").content
+
+
+def test_the_recording_credits_each_file_and_is_undated():
+    entries = json.loads((RECORDINGS / "skypilot" / "manifest.json").read_text())
+    assert entries
+    assert all(entry["recorded_at"] is None for entry in entries)
+    for entry in entries:
+        credit = entry["credit"]
+        assert credit["repository"] == "skypilot-org/skypilot-catalog"
+        assert len(credit["commit"]) == 40
+        assert entry["url"].endswith(credit["path"])
+
+
+def test_the_scraper_reads_every_cloud_it_knows_by_default():
+    with pytest.raises(ScrapeError, match="unknown cloud"):
+        skypilot.clouds_for(["nope"])
+    assert [cloud.name for cloud in skypilot.clouds_for([])] == list(skypilot.CLOUDS)
+
+
+@pytest.mark.usefixtures("catalog")
+def test_the_lint_warns_where_the_price_source_disagrees(settings):
+    from offerings.management.commands.lint_catalog import price_disagreements
+
+    files = {
+        "aws": "\n".join(
+            [AWS_P5_HEADER, _aws_row("p6-b200.48xlarge", "63.296", "", "us-east-1", "a")]
+        )
+    }
+    aws = Provider.objects.get(slug="aws")
+    own = _aws_offer("p6-b200.48xlarge", "60")
+    services.upsert_offers(services.start_scrape_run(aws), ScrapeBatch(offers=(own,)))
+    _refresh(_serve(files)[0], settings)
+    (line,) = price_disagreements()  # 63.296 against 60: 5.5% apart
+    assert "aws/p6-b200-48xlarge us-east-1 on-demand: skypilot reads 63.296" in line
+    assert price_disagreements(tolerance=Decimal("0.06")) == []
+
+
+@pytest.mark.usefixtures("catalog")
+def test_one_unreadable_file_fails_the_whole_run_and_retires_nothing(settings):
+    good = "\n".join([AWS_P5_HEADER, _aws_row("p6-b200.48xlarge", "63.296", "", "us-east-1", "a")])
+    settings.REFRESH_MIN_ROW_RATIO = Decimal("0")
+    first = _refresh(_serve({"aws": good})[0], settings)
+    assert first.status == "succeeded"
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        if request.url.host == "api.github.com":
+            return httpx.Response(403, json={"message": "rate limited"})
+        if "/gcp/" in request.url.path:
+            raise httpx.ConnectError("connection refused", request=request)
+        return httpx.Response(200, text=good)
+
+    for _ in range(3):
+        run = _refresh(httpx.MockTransport(handler), settings, clouds=("aws", "gcp"))
+        assert run.status == "failed"
+        assert "raw.githubusercontent.com" in run.error_messages[0]
+    offer = Offer.objects.get(source="skypilot")
+    assert (offer.is_active, offer.missing_runs) == (True, 0)
+
+
+@pytest.mark.usefixtures("catalog")
+def test_rows_repeated_across_zones_become_one_offer_at_the_lowest_price(settings):
+    rows = [
+        AWS_P5_HEADER,
+        _aws_row("p6-b200.48xlarge", "113.9", "60", "us-east-1", "a"),
+        _aws_row("p6-b200.48xlarge", "113.9", "41.5", "us-east-1", "b"),
+        _aws_row("p6-b200.48xlarge", "113.9", "41.5", "us-east-1", "c"),
+    ]
+    run = _refresh(_serve({"aws": "\n".join(rows)})[0], settings)
+    assert (run.status, run.created, run.rejected) == ("succeeded", 2, 0)
+    spot = Offer.objects.get(source="skypilot", kind="spot")
+    assert spot.price_per_hour == Decimal("41.5")
