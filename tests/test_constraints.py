@@ -15,6 +15,7 @@ from offerings.models import (
     GpuModel,
     InstanceType,
     Offer,
+    PriceCheck,
     PriceObservation,
     Provider,
     RefreshHealth,
@@ -165,6 +166,23 @@ BAD_ROWS = {
     ],
     "priceobservation_price_nonneg": lambda c: PriceObservation.objects.create(
         offer=c["offer"], price_per_hour=-5, currency="USD", observed_at=NOW
+    ),
+    "pricecheck_one_per_source": lambda c: [
+        PriceCheck.objects.create(
+            offer=c["offer"],
+            source="skypilot",
+            price_per_hour=1,
+            currency="USD",
+            source_url="https://github.com/skypilot-org/skypilot-catalog",
+        )
+        for _ in range(2)
+    ],
+    "pricecheck_price_positive": lambda c: PriceCheck.objects.create(
+        offer=c["offer"],
+        source="skypilot",
+        price_per_hour=0,
+        currency="USD",
+        source_url="https://github.com/skypilot-org/skypilot-catalog",
     ),
     "priceobservation_currency_iso": lambda c: PriceObservation.objects.create(
         offer=c["offer"], price_per_hour=5, currency="", observed_at=NOW

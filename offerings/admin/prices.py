@@ -8,7 +8,7 @@ from django.utils.html import format_html
 
 from offerings import services
 from offerings.admin.base import CuratedForm, ReadOnlyAdminMixin, titled
-from offerings.models import InstanceType, Offer, PriceObservation
+from offerings.models import InstanceType, Offer, PriceCheck, PriceObservation
 
 SCRAPER_OWNED_OFFER_FIELDS = [
     "price_per_gpu_hour_usd",
@@ -18,6 +18,7 @@ SCRAPER_OWNED_OFFER_FIELDS = [
     "last_seen_at",
     "missing_runs",
     "origin",
+    "source",
     "is_active",
 ]
 
@@ -76,6 +77,7 @@ class OfferAdmin(admin.ModelAdmin):
         "is_active",
         "currency",
         "origin",
+        "source",
     ]
     search_fields = ["instance__name", "instance__slug", "region__code", "instance__provider__slug"]
     list_select_related = ["instance__provider", "region__provider"]
@@ -147,3 +149,18 @@ class PriceObservationAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     @admin.display(ordering="offer__kind")
     def kind(self, obj: PriceObservation) -> str:
         return obj.offer.get_kind_display()
+
+
+@admin.register(PriceCheck)
+class PriceCheckAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+    """What a price source (SkyPilot's catalog) read for offers another source supplies."""
+
+    list_display = ["offer", "source", "price_per_hour", "currency", "shown", "observed_at", "run"]
+    list_filter = [("offer__instance__provider", titled("provider")), "source"]
+    search_fields = ["offer__instance__name", "offer__instance__slug", "offer__region__code"]
+    list_select_related = ["offer__instance__provider", "offer__region", "run__provider"]
+    ordering = ["offer__instance__provider__slug", "offer__instance__slug"]
+
+    @admin.display(description="price shown")
+    def shown(self, obj: PriceCheck) -> str:
+        return f"{obj.offer.price_per_hour} {obj.offer.currency}"

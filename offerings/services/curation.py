@@ -119,6 +119,9 @@ def save_curator_offer(offer: Offer, changed: Iterable[str], is_new: bool) -> No
     if price_changed:
         offer.observed_at = now
         derive_usd_per_gpu_hour(offer)
+        if offer.source:  # a curator's price replaces a price source's: it is no longer its
+            offer.source = ""
+            offer.origin = Offer.Origin.CURATOR
     with transaction.atomic():
         offer.save()
         if price_changed:

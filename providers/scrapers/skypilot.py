@@ -102,7 +102,7 @@ class Cloud:
 CLOUDS: dict[str, Cloud] = {
     cloud.name: cloud
     for cloud in (
-        Cloud("aws", "aws", "v8", aws.mapped_slug, aws.geo_for),
+        Cloud("aws", "aws", "v9", aws.mapped_slug, aws.geo_for),
         Cloud(
             "azure",
             "azure",

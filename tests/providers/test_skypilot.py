@@ -20,7 +20,7 @@ from providers.refresh import refresh_provider
 from providers.scrapers import skypilot
 from tests.providers.conftest import RECORDINGS, replay_command
 
-AWS_P5_HEADER = (
+AWS_HEADER = (
     "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuInfo,Price,SpotPrice,"
     "Region,AvailabilityZone,Arch"
 )
@@ -90,11 +90,12 @@ def test_the_recording_fills_unpriced_types_undated_under_their_own_providers(re
     # GCP: the host row (9.46006) plus the H100 x8 GPU row (33.60609) of the same zone.
     gcp = filled.get(instance__slug="a3-highgpu-8g", region__code="us-central1", kind="on-demand")
     assert gcp.price_per_hour == Decimal("43.066150")
-    # Spot: the lowest zone price of the region (us-east-1's six zones run from 55.04 to 14.246).
+    # Spot: the lowest zone price of the region (us-east-1's seven zones, an Atlanta Local Zone
+    # among them, run from 55.04 down to 10.1808).
     spot = Offer.objects.get(
         instance__slug="p5-48xlarge", region__code="us-east-1", kind="spot", source="skypilot"
     )
-    assert spot.price_per_hour == Decimal("14.246")
+    assert spot.price_per_hour == Decimal("10.1808")
     # Nothing curated was overwritten: those readings are checks.
     assert not Offer.objects.filter(origin="catalog", source="skypilot").exists()
     assert PriceCheck.objects.filter(source="skypilot").exists()
@@ -115,19 +116,19 @@ def test_a_second_replay_writes_nothing():
 def test_live_prices_are_dated_by_the_files_last_commit_and_read_at_it(settings):
     files = {
         "aws": "\n".join(
-            [AWS_P5_HEADER, _aws_row("p6-b200.48xlarge", "63.296", "", "us-east-1", "a")]
+            [AWS_HEADER, _aws_row("p6-b200.48xlarge", "63.296", "", "us-east-1", "a")]
         )
     }
     commit = {"sha": SHA, "commit": {"committer": {"date": "2026-11-20T08:30:00Z"}}}
     transport, seen = _serve(files, commits={"aws": commit})
     run = _refresh(transport, settings)
     assert run.status == "succeeded", run.error_messages
-    assert any(f"/{SHA}/catalogs/v8/aws/vms.csv" in url for url in seen)
+    assert any(f"/{SHA}/catalogs/v9/aws/vms.csv" in url for url in seen)
     offer = Offer.objects.get(instance__slug="p6-b200-48xlarge", region__code="us-east-1")
     # No other source prices this type: the offer is SkyPilot's.
     assert offer.source == "skypilot"
     assert offer.observed_at == datetime(2026, 11, 20, 8, 30, tzinfo=UTC)
-    assert offer.source_url.endswith(f"/blob/{SHA}/catalogs/v8/aws/vms.csv")
+    assert offer.source_url.endswith(f"/blob/{SHA}/catalogs/v9/aws/vms.csv")
     assert offer.history.get().observed_at == offer.observed_at
 
 
@@ -135,13 +136,13 @@ def test_live_prices_are_dated_by_the_files_last_commit_and_read_at_it(settings)
 def test_without_the_commits_api_the_file_is_read_at_master_and_left_undated(settings):
     files = {
         "aws": "\n".join(
-            [AWS_P5_HEADER, _aws_row("p6-b200.48xlarge", "63.296", "", "us-east-1", "a")]
+            [AWS_HEADER, _aws_row("p6-b200.48xlarge", "63.296", "", "us-east-1", "a")]
         )
     }
     transport, seen = _serve(files)
     run = _refresh(transport, settings)
     assert run.status == "succeeded"
-    assert any("/master/catalogs/v8/aws/vms.csv" in url for url in seen)
+    assert any("/master/catalogs/v9/aws/vms.csv" in url for url in seen)
     assert Offer.objects.get(source="skypilot").observed_at is None
     assert any("HTTP 403" in warning and "undated" in warning for warning in run.warnings)
 
@@ -153,7 +154,7 @@ def test_a_provider_source_wins_and_the_disagreement_is_kept_as_a_check(settings
     # SkyPilot first: it fills the empty offer.
     files = {
         "aws": "\n".join(
-            [AWS_P5_HEADER, _aws_row("p6-b200.48xlarge", "63.296", "", "us-east-1", "a")]
+            [AWS_HEADER, _aws_row("p6-b200.48xlarge", "63.296", "", "us-east-1", "a")]
         )
     }
     _refresh(_serve(files)[0], settings)
@@ -178,7 +179,7 @@ def test_a_provider_source_wins_and_the_disagreement_is_kept_as_a_check(settings
 def test_only_its_own_runs_retire_its_offers(settings):
     two = "\n".join(
         [
-            AWS_P5_HEADER,
+            AWS_HEADER,
             _aws_row("p6-b200.48xlarge", "63.296", "", "us-east-1", "a"),
             _aws_row("p6-b200.48xlarge", "63.296", "", "ap-south-1", "b"),
         ]
@@ -205,7 +206,7 @@ def test_only_its_own_runs_retire_its_offers(settings):
     [
         ("InstanceType,Price\np5.48xlarge,55", 200, "lacks the column(s) AcceleratorName"),
         ("not a csv at all", 200, "lacks the column(s)"),
-        (AWS_P5_HEADER, 200, "has a header but no rows"),
+        (AWS_HEADER, 200, "has a header but no rows"),
         ("<html>Service unavailable</html>", 503, "HTTP 503"),
     ],
 )
@@ -220,7 +221,7 @@ def test_a_broken_file_fails_the_run_and_changes_nothing(settings, body, status,
 @pytest.mark.usefixtures("catalog")
 def test_bad_and_empty_prices_are_no_prices_and_bad_ones_are_named(settings):
     rows = [
-        AWS_P5_HEADER,
+        AWS_HEADER,
         _aws_row("p6-b200.48xlarge", "abc", "", "us-east-1", "a"),
         _aws_row("p6-b200.48xlarge", "0.0", "", "us-west-2", "b"),
         _aws_row("p6-b200.48xlarge", "-3", "", "eu-west-1", "c"),
@@ -297,7 +298,7 @@ def test_the_lint_warns_where_the_price_source_disagrees(settings):
 
     files = {
         "aws": "\n".join(
-            [AWS_P5_HEADER, _aws_row("p6-b200.48xlarge", "63.296", "", "us-east-1", "a")]
+            [AWS_HEADER, _aws_row("p6-b200.48xlarge", "63.296", "", "us-east-1", "a")]
         )
     }
     aws = Provider.objects.get(slug="aws")
@@ -311,7 +312,7 @@ def test_the_lint_warns_where_the_price_source_disagrees(settings):
 
 @pytest.mark.usefixtures("catalog")
 def test_one_unreadable_file_fails_the_whole_run_and_retires_nothing(settings):
-    good = "\n".join([AWS_P5_HEADER, _aws_row("p6-b200.48xlarge", "63.296", "", "us-east-1", "a")])
+    good = "\n".join([AWS_HEADER, _aws_row("p6-b200.48xlarge", "63.296", "", "us-east-1", "a")])
     settings.REFRESH_MIN_ROW_RATIO = Decimal("0")
     first = _refresh(_serve({"aws": good})[0], settings)
     assert first.status == "succeeded"
@@ -334,7 +335,7 @@ def test_one_unreadable_file_fails_the_whole_run_and_retires_nothing(settings):
 @pytest.mark.usefixtures("catalog")
 def test_rows_repeated_across_zones_become_one_offer_at_the_lowest_price(settings):
     rows = [
-        AWS_P5_HEADER,
+        AWS_HEADER,
         _aws_row("p6-b200.48xlarge", "113.9", "60", "us-east-1", "a"),
         _aws_row("p6-b200.48xlarge", "113.9", "41.5", "us-east-1", "b"),
         _aws_row("p6-b200.48xlarge", "113.9", "41.5", "us-east-1", "c"),
@@ -343,3 +344,27 @@ def test_rows_repeated_across_zones_become_one_offer_at_the_lowest_price(setting
     assert (run.status, run.created, run.rejected) == ("succeeded", 2, 0)
     spot = Offer.objects.get(source="skypilot", kind="spot")
     assert spot.price_per_hour == Decimal("41.5")
+
+
+@pytest.mark.usefixtures("catalog")
+def test_a_curators_price_replaces_a_price_sources(settings):
+    files = {
+        "aws": "\n".join(
+            [AWS_HEADER, _aws_row("p6-b200.48xlarge", "63.296", "", "us-east-1", "a")]
+        )
+    }
+    _refresh(_serve(files)[0], settings)
+    offer = Offer.objects.get(source="skypilot")
+    offer.price_per_hour = Decimal("61.5")
+    services.save_curator_offer(offer, ["price_per_hour"], is_new=False)
+    offer.refresh_from_db()
+    assert (offer.source, offer.origin, offer.price_per_hour) == ("", "curator", Decimal("61.5"))
+    # SkyPilot's next run keeps its reading as a check and leaves the curator's price alone.
+    _refresh(_serve(files)[0], settings)
+    offer.refresh_from_db()
+    assert offer.price_per_hour == Decimal("61.5")
+    assert PriceCheck.objects.get(offer=offer).price_per_hour == Decimal("63.296")
+
+
+def test_the_price_check_admin_lists_readings(admin_client, db):
+    assert admin_client.get("/admin/offerings/pricecheck/").status_code == 200
