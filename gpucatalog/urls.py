@@ -4,16 +4,19 @@ from django.conf.urls.i18n import i18n_patterns
 from django.contrib import admin
 from django.urls import include, path
 
-from offerings import feeds, health, views
+from offerings import feeds, health, readiness, views
 from offerings.content import urls as content_urls
 from offerings.estimator import urls as estimator_urls
+from offerings.planner import urls as planner_urls
 
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("healthz", health.healthz, name="healthz"),
     path("api/instances", views.api_instances, name="api-instances"),
     path("api/openapi.json", views.api_openapi, name="api-openapi"),
+    path("api/providers", readiness.api_providers, name="api-providers"),
     *estimator_urls.api_urlpatterns,
+    *planner_urls.api_urlpatterns,
     path("feeds/price-changes/", feeds.price_changes, name="feed-price-changes"),
 ]
 

@@ -17,6 +17,7 @@ from django.urls import reverse
 from offerings import platform
 from offerings.models import InstanceType, LinkTechnology, Offer
 from offerings.money import RateTable
+from offerings.purchase import serialize_purchase_modes
 
 FOUR_PLACES = Decimal("0.0001")
 USD = "USD"
@@ -185,6 +186,7 @@ def serialize_instance(
         "gpu_link_basis": gpu_link_basis,
         "price": serialize_offer(row_offer, count, rates, now) if row_offer else None,
         "prices": [serialize_offer(o, count, rates, now) for o in instance.current_offers],
+        "purchase_modes": serialize_purchase_modes(instance),
         "sources": sources_of(instance),
         "verified_at": instance.verified_at.isoformat() if instance.verified_at else None,
         "url": build_absolute_uri(detail_path(instance)),
@@ -211,7 +213,7 @@ def flatten(item: dict, currency: str, rates: RateTable) -> dict:
     """One CSV row: nested objects joined by `_`, lists by spaces, prices in `currency`."""
     flat: dict = {}
     for key, value in item.items():
-        if key == "prices":
+        if key in ("prices", "purchase_modes"):
             continue
         if key == "price":
             price = value or {}
@@ -297,6 +299,7 @@ EMPTY_ITEM = {
     "gpu_link_basis": None,
     "price": None,
     "prices": [],
+    "purchase_modes": [],
     "sources": [],
     "verified_at": None,
     "url": None,

@@ -22,7 +22,13 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from offerings.platform import FABRIC_BASIS_FIELDS, LINK_FIELDS
-from offerings.schemas import NON_RDMA_FABRICS, RDMA_FABRICS
+from offerings.schemas import (
+    NON_RDMA_FABRICS,
+    PURCHASE_KINDS,
+    RDMA_FABRICS,
+    READINESS_FACTS,
+    READINESS_FLAGS,
+)
 
 # -- shared choices -------------------------------------------------------------------------------
 
@@ -371,13 +377,19 @@ class InstanceTypeQuerySet(models.QuerySet):
         )
 
     def for_listing(self) -> InstanceTypeQuerySet:
-        """Visible rows with every current offer (the API's `prices`), in a fixed number of queries."""
+        """Visible rows with every current offer (the API's `prices`) and curated purchase mode,
+        in a fixed number of queries."""
         return self.for_table().prefetch_related(
             models.Prefetch(
                 "offers",
                 queryset=Offer.objects.current().select_related("region"),
                 to_attr="current_offers",
-            )
+            ),
+            models.Prefetch(
+                "purchase_modes",
+                queryset=PurchaseMode.objects.all(),
+                to_attr="listed_purchase_modes",
+            ),
         )
 
 
@@ -718,6 +730,263 @@ class Fabric(Curated):
     @property
     def is_rdma_technology(self) -> bool:
         return self.technology in self.RDMA_TECHNOLOGIES
+
+
+# -- how a type is bought, and how ready a provider's network is ---------------------------------
+
+
+class PurchaseKind(models.TextChoices):
+    ON_DEMAND = "on-demand", _("On-demand")
+    SPOT = "spot", _("Spot / interruptible")
+    # Reservations and commitment plans (AWS Savings Plans and the like), with their term.
+    RESERVED = "reserved", _("Reserved or committed")
+    CAPACITY_BLOCK = "capacity-block", _("Capacity Block")
+    SALES_ONLY = "sales-only", _("Only through sales")
+
+
+assert tuple(PurchaseKind.values) == PURCHASE_KINDS
+
+
+class PurchaseMode(Curated):
+    """One way an instance type can be bought, as a source states it (whether or not a price of
+    that kind is stored). Numbers no source states are empty."""
+
+    Kind = PurchaseKind
+
+    instance = models.ForeignKey(
+        InstanceType, on_delete=models.CASCADE, related_name="purchase_modes"
+    )
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    term_months = models.PositiveSmallIntegerField(
+        null=True,
+        blank=True,
+        default=0,
+        help_text="Reserved term or commitment in months; 0 for other kinds; empty when a "
+        "reserved mode's source names no term.",
+    )
+    min_hours = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Shortest booking in hours, where stated."
+    )
+    max_hours = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Longest booking in hours, where stated."
+    )
+    min_gpus = models.PositiveIntegerField(
+        "minimum GPUs", null=True, blank=True, help_text="Smallest purchase in GPUs, where stated."
+    )
+    notes = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["instance", "kind", "term_months"]
+        constraints = [
+            http_url_check("purchasemode"),
+            models.UniqueConstraint(
+                fields=["instance", "kind", "term_months"],
+                name="purchasemode_one_per_kind_and_term",
+                nulls_distinct=False,
+                violation_error_message="This type already has a purchase mode of that kind and term.",
+            ),
+            models.CheckConstraint(
+                condition=Q(kind__in=PurchaseKind.values),
+                name="purchasemode_kind_valid",
+                violation_error_message="Choose on-demand, spot, reserved, capacity-block or sales-only.",
+            ),
+            models.CheckConstraint(
+                condition=(
+                    Q(kind="reserved") & (Q(term_months__isnull=True) | Q(term_months__gt=0))
+                )
+                # IS NOT NULL: a CHECK whose condition is NULL passes.
+                | (~Q(kind="reserved") & Q(term_months__isnull=False, term_months=0)),
+                name="purchasemode_term_only_reserved",
+                violation_error_message="Only a reserved mode has a term (in months, or empty when not stated); other kinds have 0.",
+            ),
+            models.CheckConstraint(
+                condition=(Q(min_hours__isnull=True) | Q(min_hours__gt=0))
+                & (Q(max_hours__isnull=True) | Q(max_hours__gt=0))
+                & (
+                    Q(min_hours__isnull=True)
+                    | Q(max_hours__isnull=True)
+                    | Q(max_hours__gte=F("min_hours"))
+                ),
+                name="purchasemode_hours_ordered",
+                violation_error_message="Hours are more than zero, and the longest booking is no shorter than the shortest.",
+            ),
+            models.CheckConstraint(
+                condition=Q(min_gpus__isnull=True) | Q(min_gpus__gt=0),
+                name="purchasemode_min_gpus_positive",
+                violation_error_message="The smallest purchase is at least one GPU, or empty when not stated.",
+            ),
+            models.CheckConstraint(
+                condition=~Q(source_url="") & Q(verified_at__isnull=False),
+                name="purchasemode_sourced",
+                violation_error_message="A purchase mode needs the URL that states it and the day it was checked.",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        term = f" {self.term_months} months" if self.term_months else ""
+        return f"{self.get_kind_display()}{term}"
+
+
+class ReadinessFact(models.TextChoices):
+    FABRICS = "fabrics", _("Fabric kinds")
+    MAX_SELF_SERVE_GPUS = "max_self_serve_gpus", _("Largest self-serve cluster (GPUs)")
+    GPUDIRECT_RDMA = "gpudirect_rdma", _("GPUDirect RDMA out of the box")
+    SHARP = "sharp", _("SHARP in-network reduction")
+    TOPOLOGY_AWARE_SCHEDULING = "topology_aware_scheduling", _("Topology-aware scheduling")
+    MANAGED_SLURM = "managed_slurm", _("Managed Slurm")
+    MANAGED_KUBERNETES = "managed_kubernetes", _("Managed Kubernetes")
+    NCCL_TESTS_PUBLISHED = "nccl_tests_published", _("NCCL/RCCL tests published")
+    EGRESS_USD_PER_GB = "egress_usd_per_gb", _("Internet egress (USD per GB)")
+
+
+assert tuple(ReadinessFact.values) == READINESS_FACTS
+
+READINESS_FABRIC_KINDS = [
+    value for value in FabricTechnology.values if value != FabricTechnology.UNKNOWN
+]
+
+
+class ProviderReadiness(Curated):
+    """One network-readiness fact of a provider, with its basis, source and date.
+
+    A fact with no row is unknown. The value sits in the column its fact's type needs (a yes/no
+    in `flag`, a GPU count in `gpus`, a price in `usd_per_gb`, fabric kinds in `fabrics`) and the
+    others stay empty, which the database checks.
+    """
+
+    Fact = ReadinessFact
+
+    FLAGS = READINESS_FLAGS
+
+    provider = models.ForeignKey(Provider, on_delete=models.CASCADE, related_name="readiness")
+    fact = models.CharField(max_length=32, choices=Fact.choices)
+    flag = models.BooleanField(
+        null=True, blank=True, help_text="Yes/no facts (GPUDirect RDMA, SHARP, Slurm, ...)."
+    )
+    gpus = models.PositiveIntegerField(
+        "GPUs", null=True, blank=True, help_text="Largest self-serve cluster: GPUs, as stated."
+    )
+    usd_per_gb = models.DecimalField(
+        "USD per GB",
+        max_digits=10,
+        decimal_places=4,
+        null=True,
+        blank=True,
+        help_text="Internet egress, first paid tier.",
+    )
+    fabrics = ArrayField(
+        models.CharField(max_length=20, choices=FabricTechnology.choices),
+        default=list,
+        blank=True,
+        help_text="Fabric kinds: " + ", ".join(READINESS_FABRIC_KINDS) + ".",
+    )
+    basis = models.CharField(max_length=12, choices=FactBasis.choices)
+    notes = models.TextField(blank=True)
+
+    class Meta:
+        verbose_name = "network readiness fact"
+        verbose_name_plural = "network readiness"
+        ordering = ["provider", "fact"]
+        constraints = [
+            http_url_check("readiness"),
+            models.UniqueConstraint(
+                fields=["provider", "fact"],
+                name="readiness_one_per_fact",
+                violation_error_message="This provider already has this fact.",
+            ),
+            models.CheckConstraint(
+                condition=Q(fact__in=ReadinessFact.values),
+                name="readiness_fact_valid",
+                violation_error_message="Choose one of the listed readiness facts.",
+            ),
+            models.CheckConstraint(
+                condition=Q(basis__in=FactBasis.values),
+                name="readiness_basis_valid",
+                violation_error_message="Choose provider, platform or third-party.",
+            ),
+            models.CheckConstraint(
+                condition=Q(
+                    fact__in=list(READINESS_FLAGS),
+                    flag__isnull=False,
+                    gpus__isnull=True,
+                    usd_per_gb__isnull=True,
+                    fabrics=[],
+                )
+                | Q(
+                    fact="max_self_serve_gpus",
+                    flag__isnull=True,
+                    gpus__isnull=False,
+                    gpus__gt=0,
+                    usd_per_gb__isnull=True,
+                    fabrics=[],
+                )
+                | Q(
+                    fact="egress_usd_per_gb",
+                    flag__isnull=True,
+                    gpus__isnull=True,
+                    usd_per_gb__isnull=False,
+                    usd_per_gb__gte=0,
+                    fabrics=[],
+                )
+                | Q(
+                    fact="fabrics",
+                    flag__isnull=True,
+                    gpus__isnull=True,
+                    usd_per_gb__isnull=True,
+                    fabrics__len__gt=0,
+                ),
+                name="readiness_value_fits_fact",
+                violation_error_message="Give the value in its fact's field (yes/no, GPUs, USD per GB or fabric kinds) and leave the others empty.",
+            ),
+            models.CheckConstraint(
+                condition=Q(fabrics__contained_by=READINESS_FABRIC_KINDS),
+                name="readiness_fabrics_known",
+                violation_error_message="Fabric kinds are infiniband, roce, efa, erdma, tcpx or ethernet.",
+            ),
+            models.CheckConstraint(
+                condition=~Q(source_url="") & Q(verified_at__isnull=False),
+                name="readiness_sourced",
+                violation_error_message="A readiness fact needs the URL that states it and the day it was checked.",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.provider_id}: {self.fact}"
+
+    @property
+    def value(self):
+        """The fact's value from the column its type uses."""
+        if self.fact in self.FLAGS:
+            return self.flag
+        return {
+            ReadinessFact.FABRICS: list(self.fabrics),
+            ReadinessFact.MAX_SELF_SERVE_GPUS: self.gpus,
+            ReadinessFact.EGRESS_USD_PER_GB: self.usd_per_gb,
+        }.get(self.fact)
+
+    def clean(self) -> None:
+        super().clean()
+        expected = (
+            "flag"
+            if self.fact in self.FLAGS
+            else {
+                ReadinessFact.FABRICS: "fabrics",
+                ReadinessFact.MAX_SELF_SERVE_GPUS: "gpus",
+                ReadinessFact.EGRESS_USD_PER_GB: "usd_per_gb",
+            }.get(self.fact)
+        )
+        if expected is None:
+            return
+        errors = {}
+        for name in ("flag", "gpus", "usd_per_gb", "fabrics"):
+            value = getattr(self, name)
+            given = value not in (None, [], ())
+            if name == expected and not given:
+                errors[name] = "This fact's value goes here (leave the fact out when unknown)."
+            elif name != expected and given:
+                errors[name] = "Leave this empty: it is not this fact's field."
+        if errors:
+            raise ValidationError(errors)
 
 
 # -- money ---------------------------------------------------------------------------------------

@@ -9,6 +9,8 @@ from offerings.estimator.core import (
     BATCH_MAX,
     CONTEXT_TOKENS_MAX,
     KV_BYTES_MAX,
+    MICRO_BATCH_TOKENS,
+    MICRO_BATCH_TOKENS_MAX,
     MODES,
     NODES_MAX,
     NODES_VALUES_MAX,
@@ -16,6 +18,8 @@ from offerings.estimator.core import (
     TOKENS_PER_STEP_MAX,
 )
 from offerings.filters import REPEATABLE, InstanceFilterSet, RegionField, StrictBooleanField
+from offerings.planner import openapi as planner_openapi
+from offerings.schemas import PURCHASE_KINDS, READINESS_FACTS, READINESS_FLAGS
 
 NULLABLE_INT = {"type": "integer", "nullable": True}
 NULLABLE_NUMBER = {"type": "number", "nullable": True}
@@ -200,6 +204,38 @@ FABRIC = {
     },
 }
 
+PURCHASE_MODE = {
+    "type": "object",
+    "description": "One way the type can be bought, known from a source: a curated mode, or a "
+    "current price of that kind and term (whose source it then carries; its `verified_at` is "
+    "the price's date, null when undated). A kind no source states is not listed. Commitment "
+    "plans (AWS Savings Plans and the like) are `reserved` with their term.",
+    "required": [
+        "kind",
+        "term_months",
+        "min_hours",
+        "max_hours",
+        "min_gpus",
+        "source_url",
+        "verified_at",
+    ],
+    "properties": {
+        "kind": {"type": "string", "enum": list(PURCHASE_KINDS)},
+        "term_months": {
+            "type": "integer",
+            "minimum": 0,
+            "nullable": True,
+            "description": "Reserved term or commitment in months; 0 for the other kinds; null "
+            "for a reserved mode whose source names no term.",
+        },
+        "min_hours": NULLABLE_INT | {"description": "Shortest booking in hours; null: not stated."},
+        "max_hours": NULLABLE_INT | {"description": "Longest booking in hours; null: not stated."},
+        "min_gpus": NULLABLE_INT | {"description": "Smallest purchase in GPUs; null: not stated."},
+        "source_url": {"type": "string", "format": "uri"},
+        "verified_at": {"type": "string", "format": "date", "nullable": True},
+    },
+}
+
 INSTANCE = {
     "type": "object",
     "required": [
@@ -218,6 +254,7 @@ INSTANCE = {
         "gpu_link_basis",
         "price",
         "prices",
+        "purchase_modes",
         "sources",
         "verified_at",
         "url",
@@ -244,9 +281,75 @@ INSTANCE = {
         | {"nullable": True, "description": "The basis of gpu_link; null when unknown."},
         "price": PRICE | {"nullable": True},
         "prices": {"type": "array", "items": PRICE},
+        "purchase_modes": {
+            "type": "array",
+            "items": PURCHASE_MODE,
+            "description": "Every sourced way to buy the type, on-demand first; empty when no "
+            "source on record says.",
+        },
         "sources": {"type": "array", "items": {"type": "string", "format": "uri"}},
         "verified_at": {"type": "string", "format": "date", "nullable": True},
         "url": {"type": "string", "format": "uri"},
+    },
+}
+
+
+def _readiness_value(fact: str) -> dict:
+    if fact in READINESS_FLAGS:
+        return {"type": "boolean"}
+    if fact == "fabrics":
+        kinds = ["infiniband", "roce", "efa", "erdma", "tcpx", "ethernet"]
+        return {"type": "array", "items": {"type": "string", "enum": kinds}, "minItems": 1}
+    if fact == "max_self_serve_gpus":
+        return {"type": "integer", "minimum": 1}
+    return {"type": "number", "minimum": 0}
+
+
+READINESS_DESCRIPTIONS = {
+    "fabrics": "The kinds of inter-node fabric the provider offers.",
+    "max_self_serve_gpus": "The most GPUs a new account can run at once without talking to "
+    "sales: quota or cluster limit, as stated.",
+    "gpudirect_rdma": "GPUDirect RDMA between nodes out of the box.",
+    "sharp": "SHARP in-network reduction on the fabric.",
+    "topology_aware_scheduling": "Topology-aware scheduling (Slurm topology or Kubernetes).",
+    "managed_slurm": "A managed Slurm offering.",
+    "managed_kubernetes": "A managed Kubernetes offering with GPU nodes.",
+    "nccl_tests_published": "NCCL or RCCL test results published by the provider.",
+    "egress_usd_per_gb": "Internet egress in USD per GB, first paid tier (rounded half-even to "
+    "4 decimals).",
+}
+
+
+def _readiness_fact(fact: str) -> dict:
+    return {
+        "type": "object",
+        "nullable": True,
+        "description": READINESS_DESCRIPTIONS[fact] + " null: unknown (no source on record).",
+        "required": ["value", "basis", "source_url", "verified_at"],
+        "properties": {
+            "value": _readiness_value(fact),
+            "basis": BASIS,
+            "source_url": {"type": "string", "format": "uri"},
+            "verified_at": {"type": "string", "format": "date"},
+        },
+    }
+
+
+PROVIDER = {
+    "type": "object",
+    "required": ["slug", "name", "url", "readiness"],
+    "properties": {
+        "slug": {"type": "string"},
+        "name": {"type": "string"},
+        "url": {"type": "string", "format": "uri", "description": "The provider page."},
+        "readiness": {
+            "type": "object",
+            "description": "Network readiness: every fact, each with its basis, source and date, "
+            "or null when unknown. Facts, not scores: null is unknown, never no.",
+            "required": list(READINESS_FACTS),
+            "properties": {fact: _readiness_fact(fact) for fact in READINESS_FACTS},
+            "additionalProperties": False,
+        },
     },
 }
 
@@ -281,8 +384,9 @@ RATE_LIMITED = {
 
 
 # The parameter names the FilterSet's form holds that are listing options, not filters; the
-# estimator ignores them (its ranking is fixed and its money is USD).
-LISTING_OPTIONS = ("page", "page_size", "format", "currency", "sort")
+# estimator ignores them (its ranking is fixed and its money is USD). It reads `page` and
+# `page_size` as /api/instances does.
+LISTING_OPTIONS = ("format", "currency", "sort")
 
 
 def _query(name: str, schema: dict, description: str, required: bool = False) -> dict:
@@ -299,7 +403,7 @@ def _query(name: str, schema: dict, description: str, required: bool = False) ->
 
 
 def estimate_parameters() -> list[dict]:
-    """The filters (restricting the instances) plus `ids` and the job (README, public interface)."""
+    """The filters (restricting the instances), `page` and `page_size`, `ids` and the job."""
     filters = [p for p in listing_parameters() if p["name"] not in LISTING_OPTIONS]
     open_low = {"type": "number", "minimum": 0, "exclusiveMinimum": True}
     return [
@@ -374,6 +478,20 @@ def estimate_parameters() -> list[dict]:
             "Inference: KV cache bytes per token (default: a 70B grouped-query-attention model "
             "at 2 bytes).",
         ),
+        _query(
+            "micro_batch_tokens",
+            {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": MICRO_BATCH_TOKENS_MAX,
+                "default": MICRO_BATCH_TOKENS,
+            },
+            "Training: tokens per GPU per forward and backward pass (one micro-batch). A step "
+            "runs micro_batches = max(1, ceil(tokens_per_step / (GPUs x micro_batch_tokens))) "
+            "of them; train-ddp all-reduces the gradients once per step, train-fsdp all-gathers "
+            "the parameters in the forward and the backward pass and reduce-scatters the "
+            "gradients for every micro-batch.",
+        ),
     ]
 
 
@@ -398,6 +516,7 @@ ESTIMATE_RESULT = {
         "intra_gbytes_per_s_per_gpu",
         "inter_gbytes_per_s_per_gpu",
         "verdict",
+        "micro_batches",
     ],
     "properties": {
         "instance": {
@@ -438,6 +557,13 @@ ESTIMATE_RESULT = {
         "memory_limit_gib": NULLABLE_NUMBER,
         "missing": {"type": "array", "items": {"type": "string"}},
         "verdict": {"type": "string"},
+        "micro_batches": {
+            "type": "integer",
+            "nullable": True,
+            "minimum": 1,
+            "description": "Training: forward and backward passes per step, max(1, "
+            "ceil(tokens_per_step / (gpus x micro_batch_tokens))); null for inference.",
+        },
         "domain_gpus": NULLABLE_INT,
         "needed_gib": NULLABLE_NUMBER,
         "nodes_needed": NULLABLE_INT,
@@ -449,9 +575,14 @@ ESTIMATE_RESULT = {
 ESTIMATE_OPERATION = {
     "operationId": "estimateJob",
     "summary": "Time, efficiency and cost of a job on each matching instance and node count",
-    "description": "Ranked by cost_per_billion_tokens_usd ascending, null last (inference: rows "
-    "that fit, cheapest per hour first). The filters restrict the instances; page, page_size, "
-    "format, currency and sort are ignored.",
+    "description": "Paginated like /api/instances (page, page_size up to 200, count and next), "
+    "with one ranking across the pages, in three tiers: (1) fits and has a cost, by "
+    "cost_per_billion_tokens_usd ascending (inference, which has no token cost: by "
+    "cost_per_hour_usd); (2) fits, no price; (3) does not fit or cannot be estimated, each with "
+    "reason or missing; ties by instance id, then nodes. Training: one result per (instance, "
+    "node count); inference: one result per instance, at the smallest requested node count "
+    "that fits, or, when none fits, one result with the reason. The filters restrict the "
+    "instances; format, currency and sort are ignored.",
 }
 
 
@@ -503,20 +634,58 @@ def document(server_url: str) -> dict:
                     },
                 }
             },
+            "/api/providers": {
+                "get": {
+                    "operationId": "listProviders",
+                    "summary": "Every provider with its network-readiness facts",
+                    "description": "One result per provider, by slug (public price catalogs "
+                    "such as SkyPilot's are not providers and are left out). Takes no "
+                    "parameters.",
+                    "responses": {
+                        "200": {
+                            "description": "The providers",
+                            "content": {
+                                "application/json": {
+                                    "schema": {
+                                        "type": "object",
+                                        "required": ["results"],
+                                        "properties": {
+                                            "results": {"type": "array", "items": PROVIDER}
+                                        },
+                                    }
+                                }
+                            },
+                        },
+                        "429": RATE_LIMITED,
+                    },
+                }
+            },
+            "/api/plan": planner_openapi.path_item(
+                listing_parameters(), estimate_parameters(), ERROR, RATE_LIMITED
+            ),
             "/api/estimate": {
                 "get": {
                     **ESTIMATE_OPERATION,
                     "parameters": estimate_parameters(),
                     "responses": {
                         "200": {
-                            "description": "One result per (instance, node count), ranked, and "
-                            "every parameter and constant the estimate used",
+                            "description": "A page of the ranked results, and every parameter "
+                            "and constant the estimate used",
                             "content": {
                                 "application/json": {
                                     "schema": {
                                         "type": "object",
-                                        "required": ["results", "assumptions"],
+                                        "required": ["count", "next", "results", "assumptions"],
                                         "properties": {
+                                            "count": {
+                                                "type": "integer",
+                                                "description": "Results on every page",
+                                            },
+                                            "next": {
+                                                "type": "string",
+                                                "format": "uri",
+                                                "nullable": True,
+                                            },
                                             "results": {"type": "array", "items": ESTIMATE_RESULT},
                                             "assumptions": {"type": "object"},
                                         },
@@ -525,7 +694,8 @@ def document(server_url: str) -> dict:
                             },
                         },
                         "400": {
-                            "description": "Invalid parameters (params_b and mode are required)",
+                            "description": "Invalid parameters (params_b and mode are required; "
+                            "a page past the last is invalid)",
                             "content": {"application/json": {"schema": ERROR}},
                         },
                         "429": RATE_LIMITED,

@@ -2,6 +2,7 @@
 
 from dataclasses import dataclass
 
+from django.urls import reverse
 from django.utils.translation import gettext_lazy as _
 
 from offerings.schemas import RDMA_FABRICS
@@ -12,9 +13,23 @@ class Preset:
     slug: str
     label: str
     query: str
+    # The URL name of a page of its own that shows the table with `query` applied.
+    page: str = ""
+
+    @property
+    def href(self) -> str:
+        """Where the preset's link goes: its own page or the filter page, with its query."""
+        return (reverse(self.page) if self.page else "") + f"?{self.query}"
 
 
 PRESETS = (
+    # The buyer's first question, answered by a page of its own (the same table and filters).
+    Preset(
+        "nvlink-or-infiniband",
+        _("NVLink or InfiniBand"),
+        "interconnect=either",
+        page="offerings:nvlink-infiniband",
+    ),
     Preset("nvlink-infiniband", _("NVLink + InfiniBand"), "nvlink=true&fabric=infiniband"),
     # NVLink nodes to rent for a job that fits one node: without an RDMA fabric, so no row here
     # charges for InfiniBand and its like that a single node never uses.

@@ -17,6 +17,8 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    StrictBool,
+    StrictInt,
     StringConstraints,
     field_validator,
     model_validator,
@@ -38,6 +40,30 @@ HOURS_PER_MONTH = Decimal(730)
 # definition: the model's constraints, the lint, the presets, the content and the filters read it.
 RDMA_FABRICS: tuple[str, ...] = ("infiniband", "roce", "efa", "erdma")
 NON_RDMA_FABRICS: tuple[str, ...] = ("tcpx", "ethernet")
+FabricKind = Literal["infiniband", "roce", "efa", "erdma", "tcpx", "ethernet"]
+
+# How an instance type can be bought, in the order pages list them. Commitment plans (AWS
+# Savings Plans and the like) are `reserved` with their term; `sales-only`: only through sales.
+PURCHASE_KINDS: tuple[str, ...] = ("on-demand", "spot", "reserved", "capacity-block", "sales-only")
+
+# A provider's network readiness: the checks a buyer makes before renting a cluster, in the order
+# the API and the pages list them. Six are yes/no facts; `fabrics` is a list of fabric kinds,
+# `max_self_serve_gpus` a GPU count (quota or cluster limit, as stated), `egress_usd_per_gb` the
+# internet egress price of the first paid tier.
+READINESS_FLAGS: tuple[str, ...] = (
+    "gpudirect_rdma",
+    "sharp",
+    "topology_aware_scheduling",
+    "managed_slurm",
+    "managed_kubernetes",
+    "nccl_tests_published",
+)
+READINESS_FACTS: tuple[str, ...] = (
+    "fabrics",
+    "max_self_serve_gpus",
+    *READINESS_FLAGS,
+    "egress_usd_per_gb",
+)
 
 
 def instance_slug(name: str) -> str:
@@ -61,6 +87,57 @@ class Sourced(Frozen):
         return value
 
 
+class ReadinessFactIn(Sourced):
+    """One readiness fact of a provider: its value, its basis, where it is stated and when."""
+
+    basis: Basis
+    notes: str = ""
+
+
+class FlagFactIn(ReadinessFactIn):
+    value: StrictBool
+
+
+class FabricsFactIn(ReadinessFactIn):
+    value: tuple[FabricKind, ...] = Field(min_length=1)
+
+    @field_validator("value")
+    @classmethod
+    def _each_once(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        if len(value) != len(set(value)):
+            raise ValueError("a fabric kind is listed twice")
+        return value
+
+
+class GpuCountFactIn(ReadinessFactIn):
+    value: StrictInt = Field(gt=0, le=10_000_000)
+
+
+class UsdPerGbFactIn(ReadinessFactIn):
+    # A string in the fixture ("0.09"), so the figure is the one the source states.
+    value: Decimal = Field(ge=0, le=100, max_digits=10, decimal_places=4, allow_inf_nan=False)
+
+
+class ReadinessIn(Frozen):
+    """`[provider.readiness.<fact>]` tables; a fact left out is unknown."""
+
+    fabrics: FabricsFactIn | None = None
+    max_self_serve_gpus: GpuCountFactIn | None = None
+    gpudirect_rdma: FlagFactIn | None = None
+    sharp: FlagFactIn | None = None
+    topology_aware_scheduling: FlagFactIn | None = None
+    managed_slurm: FlagFactIn | None = None
+    managed_kubernetes: FlagFactIn | None = None
+    nccl_tests_published: FlagFactIn | None = None
+    egress_usd_per_gb: UsdPerGbFactIn | None = None
+
+    def stated(self) -> dict[str, ReadinessFactIn]:
+        """The facts a source states, by name, in the API's order."""
+        return {
+            name: getattr(self, name) for name in READINESS_FACTS if getattr(self, name) is not None
+        }
+
+
 class ProviderIn(Sourced):
     slug: ProviderSlug
     name: str = Field(min_length=1, max_length=100)
@@ -68,6 +145,8 @@ class ProviderIn(Sourced):
     kind: Literal["hyperscaler", "specialist", "marketplace"]
     home_currency: CurrencyCode = "USD"
     notes: str = ""
+    # Loaded into rows of their own, each with its digest: not part of the provider row's.
+    readiness: ReadinessIn = Field(default_factory=ReadinessIn, exclude=True)
 
 
 class RegionIn(Frozen):
@@ -153,6 +232,36 @@ class FabricIn(BasisMixin, Sourced):
         return self
 
 
+class PurchaseModeIn(Sourced):
+    """One way to buy an instance type, as its source states it; leave out what it does not say."""
+
+    kind: Literal["on-demand", "spot", "reserved", "capacity-block", "sales-only"]
+    # A reserved term or commitment plan (12, 36 months); only reserved modes have one, and a
+    # reserved mode whose source names no term leaves it out.
+    term_months: int | None = Field(default=None, ge=1, le=120)
+    min_hours: int | None = Field(default=None, gt=0, le=876_000)
+    max_hours: int | None = Field(default=None, gt=0, le=876_000)
+    min_gpus: int | None = Field(default=None, gt=0, le=1_000_000)
+    notes: str = ""
+
+    @model_validator(mode="after")
+    def _consistent(self) -> PurchaseModeIn:
+        if self.term_months is not None and self.kind != "reserved":
+            raise ValueError("term_months only applies to reserved modes")
+        if (
+            self.min_hours is not None
+            and self.max_hours is not None
+            and self.max_hours < self.min_hours
+        ):
+            raise ValueError("max_hours is less than min_hours")
+        return self
+
+    @property
+    def stored_term(self) -> int | None:
+        """The term as stored: 0 for kinds without one, None for a reserved term not stated."""
+        return self.term_months if self.kind == "reserved" else 0
+
+
 class PriceIn(Frozen):
     """A curated price, in the currency the provider charges."""
 
@@ -208,6 +317,7 @@ class InstanceIn(Sourced):
     nvlink: GpuLinkIn
     fabric: FabricIn
     prices: tuple[PriceIn, ...] = ()
+    purchase_modes: tuple[PurchaseModeIn, ...] = ()
 
     @property
     def resolved_slug(self) -> str:
@@ -225,6 +335,9 @@ class InstanceIn(Sourced):
         keys = [(p.region, p.kind, p.term_months) for p in self.prices]
         if len(keys) != len(set(keys)):
             raise ValueError("two prices for the same region, kind and term")
+        modes = [(m.kind, m.stored_term) for m in self.purchase_modes]
+        if len(modes) != len(set(modes)):
+            raise ValueError("two purchase modes of the same kind and term")
         return self
 
 

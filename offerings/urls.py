@@ -1,8 +1,9 @@
 from django.urls import path
 
-from offerings import views
+from offerings import readiness, views
 from offerings.content import urls as content_urls
 from offerings.estimator import urls as estimator_urls
+from offerings.planner import urls as planner_urls
 
 app_name = "offerings"
 
@@ -16,7 +17,9 @@ urlpatterns = [
     ),
     path("compare/", views.compare, name="compare"),
     path("gpus/<slug:slug>/", views.gpu_detail, name="gpu-detail"),
+    path("providers/", readiness.provider_comparison, name="providers"),
     path("providers/<slug:slug>/", views.provider_detail, name="provider-detail"),
     *estimator_urls.urlpatterns,
+    *planner_urls.urlpatterns,
     *content_urls.urlpatterns,
 ]

@@ -10,7 +10,9 @@ from __future__ import annotations
 import json
 
 from django.conf import settings
+from django.contrib.postgres.aggregates import ArrayAgg
 from django.core.paginator import Paginator
+from django.db.models import Count, Exists, OuterRef, Q
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -23,6 +25,7 @@ from django_ratelimit.decorators import ratelimit
 
 from offerings import openapi
 from offerings.caching import versioned
+from offerings.comparison import compare_table
 from offerings.diagrams import price_history_svg, topology_svg
 from offerings.facets import facet_counts
 from offerings.filters import (
@@ -38,9 +41,10 @@ from offerings.listing import (
     serialize_instance,
     with_display_prices,
 )
-from offerings.models import GpuModel, InstanceType, LinkTechnology, Provider, ScrapeRun
+from offerings.models import GpuModel, InstanceType, LinkTechnology, Offer, Provider, ScrapeRun
 from offerings.money import RateTable
 from offerings.presets import PRESETS
+from offerings.price_pages import price_links
 
 
 def paginate(listing: ListingQuery):
@@ -92,6 +96,95 @@ def compare_selection(query: QueryDict) -> tuple[list[int], str]:
     return ids, f"{reverse('offerings:compare')}?{link.urlencode()}"
 
 
+# The parameters that narrow the rows, with the names the filter form gives them (the same
+# strings as its labels), for naming the filters that emptied a result.
+FILTER_LABELS = {
+    "q": _("Search"),
+    "interconnect": _("NVLink inside, RDMA between nodes"),
+    "nvlink": _("NVLink or Infinity Fabric"),
+    "nvswitch": _("All GPUs on one NVSwitch"),
+    "nvlink_bw_min": _("NVLink GB/s per GPU, at least"),
+    "rdma": _("RDMA fabric"),
+    "fabric": _("Fabric"),
+    "fabric_gbps_min": _("Back-end Gb/s per node, at least"),
+    "gpudirect_rdma": _("GPUDirect RDMA"),
+    "multi_node": _("Self-serve multi-node"),
+    "basis": _("Count interconnect facts that are"),
+    "gpu": _("GPU model"),
+    "gpu_count_min": _("GPUs per instance, at least"),
+    "gpu_memory_min": _("GiB per GPU, at least"),
+    "node_memory_min": _("GPU GiB per instance, at least"),
+    "provider": _("Provider"),
+    "price_kind": _("Price kind"),
+    "max_gpu_hour": _("USD per GPU-hour, at most"),
+    "region": _("Region"),
+    "geo": _("Continent"),
+    "available": _("Available now"),
+}
+# What the feed and the drop-a-filter links leave out: how the page is shown, not what it lists.
+LISTING_OPTIONS = ("sort", "page", "page_size", "format", "currency", "compare")
+
+
+def _shown_values(form, name: str, values: list[str]) -> str:
+    """The values of one parameter as the form shows them (`Europe`, `yes`, `H100 SXM`)."""
+    if name in ("nvlink", "nvswitch", "rdma", "gpudirect_rdma", "multi_node", "available"):
+        words = {"true": gettext("yes"), "false": gettext("no (known)")}
+        return ", ".join(words.get(value, value) for value in values)
+    choices = getattr(form.fields[name], "choices", None)
+    labels = {str(value): str(label) for value, label in choices} if choices else {}
+    return ", ".join(labels.get(value, value) for value in values)
+
+
+def empty_result_causes(query: QueryDict, form) -> list[dict]:
+    """For a query that matches nothing: each filter given, and how many rows dropping it gives."""
+    causes = []
+    for name, label in FILTER_LABELS.items():
+        values = [value.strip() for value in query.getlist(name) if value.strip()]
+        if not values:
+            continue
+        rest = query.copy()
+        for dropped in (name, "page"):
+            rest.pop(dropped, None)
+        other = parse_listing_query(rest)
+        count = (
+            other.filterset.filter_rows(InstanceType.objects.visible()).count()
+            if other.is_valid
+            else 0
+        )
+        causes.append(
+            {
+                "name": name,
+                "label": label,
+                "value": _shown_values(form, name, values),
+                "count": count,
+                "url": f"?{rest.urlencode()}",
+            }
+        )
+    return sorted(causes, key=lambda cause: cause["count"] == 0)  # the ones that help first
+
+
+def availability_known(listing: ListingQuery) -> dict | None:
+    """Of the rows the other filters match, how many have a price whose capacity is reported,
+    and by which providers (the `available` filter can only ever pick among those)."""
+    if not listing.is_valid:
+        return None
+    filterset = listing.filterset
+    skip = frozenset({"available"})
+    rows = filterset.filter_rows(InstanceType.objects.visible(), skip=skip)
+    reported = Offer.objects.current().filter(instance=OuterRef("pk"), available__isnull=False)
+    conditions = filterset.price_conditions(skip=skip)
+    if conditions is not None:
+        reported = reported.filter(conditions)
+    known = Q(Exists(reported))
+    return rows.aggregate(
+        total=Count("pk"),
+        known=Count("pk", filter=known),
+        providers=ArrayAgg(
+            "provider__name", filter=known, distinct=True, order_by="provider__name", default=[]
+        ),
+    )
+
+
 @require_safe
 @vary_on_headers("HX-Request")
 @versioned
@@ -111,6 +204,10 @@ def instance_list(request: HttpRequest) -> HttpResponse:
         if name in form.fields and name not in form.errors:
             form.add_error(name, messages)  # show the contract's errors at their fields
     compare_ids, compare_url = compare_selection(request.GET)
+    feed_query = request.GET.copy()
+    for name in LISTING_OPTIONS:
+        feed_query.pop(name, None)
+    empty = page is not None and page.paginator.count == 0
     context = {
         "form": form,
         "errors": listing.errors,
@@ -125,6 +222,10 @@ def instance_list(request: HttpRequest) -> HttpResponse:
         "presets": PRESETS,
         "sort": listing.options["sort"] if listing.is_valid else "price_gpu_hour",
         "query": request.GET.urlencode(),
+        "feed_url": reverse("feed-price-changes")
+        + (f"?{feed_query.urlencode()}" if feed_query else ""),
+        "availability": availability_known(listing),
+        "empty_causes": empty_result_causes(request.GET, form) if empty else [],
         "stale_hours": settings.PRICE_STALE_AFTER_HOURS,
     }
     template = "offerings/instance_list.html"
@@ -172,11 +273,17 @@ def _detail_context(instance: InstanceType, form: CorrectionForm | None = None) 
     rates = RateTable()
     now = timezone.now()
     offers = instance.current_offers
+    for offer in offers:
+        offer.links = price_links(offer, instance.provider.slug)
     charted = next((o for o in offers if o.kind == "on-demand"), offers[0] if offers else None)
-    chart = None
+    chart = single = None
     if charted is not None:
-        points = [(o.observed_at, o.price_per_hour) for o in charted.history.all() if o.observed_at]
-        chart = price_history_svg(points, charted.currency, now)
+        history = list(charted.history.all())  # newest first, an undated one last
+        points = [(o.observed_at, o.price_per_hour) for o in history if o.observed_at]
+        if len(points) >= 2:
+            chart = price_history_svg(points, charted.currency, now)
+        elif history:
+            single = history[0]  # one price is a fact with a date, not a line
     similar = parse_listing_query(
         QueryDict(f"gpu={instance.gpu.slug}&gpu_count_min={instance.gpu_count}")
     ).filterset.qs.exclude(pk=instance.pk)[:5]
@@ -186,6 +293,7 @@ def _detail_context(instance: InstanceType, form: CorrectionForm | None = None) 
         "now": now,
         "topology": topology_svg(instance),
         "chart": chart,
+        "single_observation": single,
         "charted": charted,
         "similar": with_display_prices(attach_row_offers(similar), rates, "USD"),
         "form": form or CorrectionForm(),
@@ -232,58 +340,6 @@ def report_correction(request: HttpRequest, provider: str, slug: str) -> HttpRes
     return redirect(f"{url}?reported=1#report")
 
 
-COMPARE_ROWS = [
-    # (label, explanation, value getter)
-    (_("Provider"), "", lambda r: r.provider.name),
-    (_("GPUs"), "", lambda r: f"{r.gpu_count} × {r.gpu.name}"),
-    (_("GPU memory per instance (GiB)"), "", lambda r: r.gpu_count * r.gpu.memory_gib),
-    (_("vCPUs"), "", lambda r: r.vcpus),
-    (_("RAM (GiB)"), "", lambda r: r.ram_gib),
-    (
-        _("GPU-to-GPU link"),
-        _("NVLink or Infinity Fabric moves data between GPUs of one node without PCIe."),
-        lambda r: r.gpu_link.get_technology_display(),
-    ),
-    (
-        _("Topology"),
-        _("NVSwitch links every GPU to every other; bridges only join pairs."),
-        lambda r: r.gpu_link.get_topology_display() if r.gpu_link.topology else None,
-    ),
-    (
-        _("GPUs per NVLink domain"),
-        _("How many GPUs share one NVLink domain; 72 on a GB200 NVL72 rack."),
-        lambda r: r.gpu_link.domain_size,
-    ),
-    (
-        _("NVLink GB/s per GPU"),
-        _("Both directions added, as vendors quote it."),
-        lambda r: r.gpu_link.bandwidth_gbytes_per_s,
-    ),
-    (
-        _("Inter-node fabric"),
-        _("What a multi-node job's collectives cross; EFA, RoCE and eRDMA are RDMA, TCPX is not."),
-        lambda r: r.fabric.get_technology_display(),
-    ),
-    (
-        _("Back-end Gb/s per node"),
-        _("Sum of the GPU-facing NICs; front-end NICs are not counted."),
-        lambda r: r.fabric.bandwidth_gbits_per_s,
-    ),
-    (_("Back-end NICs"), "", lambda r: r.fabric.nics),
-    (
-        _("GPUDirect RDMA"),
-        _("NICs read and write GPU memory directly, without a copy through the host."),
-        lambda r: r.fabric.gpudirect_rdma,
-    ),
-    (
-        _("Self-serve multi-node"),
-        _("Several nodes on one fabric can be booked without talking to sales."),
-        lambda r: r.fabric.multi_node,
-    ),
-    (_("Largest self-serve cluster (nodes)"), "", lambda r: r.fabric.max_nodes),
-]
-
-
 @require_safe
 def compare(request: HttpRequest) -> HttpResponse:
     """2 to 4 instance types side by side, differences highlighted."""
@@ -301,20 +357,8 @@ def compare(request: HttpRequest) -> HttpResponse:
         rows, errors = parse_instance_ids(values[0], queryset=listed, minimum=2, maximum=4)
     if errors:
         return render(request, "offerings/compare.html", {"errors": errors}, status=400)
-    rows = attach_row_offers(rows)
-    rates = RateTable()
-    with_display_prices(rows, rates, "USD")
-    table = []
-    for label, explanation, getter in COMPARE_ROWS:
-        cells = [getter(row) for row in rows]
-        table.append(
-            {
-                "label": label,
-                "explanation": explanation,
-                "cells": cells,
-                "differs": len({str(c) for c in cells}) > 1,
-            }
-        )
+    rows = with_display_prices(attach_row_offers(rows), RateTable(), "USD")
+    table = compare_table(rows)
     # The filter state the reader came from, as a query string for the way back.
     origin = request.GET.get("from", "")
     back = reverse("offerings:instance-list") + "?" + origin[:2000] if origin else ""

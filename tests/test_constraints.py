@@ -18,6 +18,8 @@ from offerings.models import (
     PriceCheck,
     PriceObservation,
     Provider,
+    ProviderReadiness,
+    PurchaseMode,
     RefreshHealth,
     Region,
     ScrapeRun,
@@ -42,6 +44,22 @@ def _link(instance, **fields):
 def _fabric(instance, **fields):
     Fabric.objects.filter(instance=instance).delete()
     return Fabric.objects.create(instance=instance, **fields)
+
+
+def _mode(c, **fields):
+    values = {"kind": "spot", "source_url": SOURCE, "verified_at": NOW.date()} | fields
+    return PurchaseMode.objects.create(instance=c["instance"], **values)
+
+
+def _fact(c, **fields):
+    values = {
+        "fact": "sharp",
+        "flag": True,
+        "basis": "provider",
+        "source_url": SOURCE,
+        "verified_at": NOW.date(),
+    } | fields
+    return ProviderReadiness.objects.create(provider=c["provider"], **values)
 
 
 BAD_ROWS = {
@@ -227,6 +245,24 @@ BAD_ROWS = {
     "correction_source_url_http": lambda c: CorrectionReport.objects.create(
         instance=c["instance"], topic="price", message="wrong", source_url=JS_URL
     ),
+    # Purchase modes: one per kind and term, a term only on reserved, sourced and dated.
+    "purchasemode_source_url_http": lambda c: _mode(c, source_url=JS_URL),
+    "purchasemode_one_per_kind_and_term": lambda c: [
+        _mode(c, kind="reserved", term_months=None) for _ in range(2)
+    ],
+    "purchasemode_kind_valid": lambda c: _mode(c, kind="lease"),
+    "purchasemode_term_only_reserved": lambda c: _mode(c, kind="spot", term_months=None),
+    "purchasemode_hours_ordered": lambda c: _mode(c, min_hours=48, max_hours=24),
+    "purchasemode_min_gpus_positive": lambda c: _mode(c, min_gpus=0),
+    "purchasemode_sourced": lambda c: _mode(c, verified_at=None),
+    # Readiness: one row per fact, its value in its own field, known fabric kinds, sourced.
+    "readiness_source_url_http": lambda c: _fact(c, source_url=JS_URL),
+    "readiness_one_per_fact": lambda c: [_fact(c) for _ in range(2)],
+    "readiness_fact_valid": lambda c: _fact(c, fact="vibes"),
+    "readiness_basis_valid": lambda c: _fact(c, basis="rumour"),
+    "readiness_value_fits_fact": lambda c: _fact(c, fact="max_self_serve_gpus", flag=None),
+    "readiness_fabrics_known": lambda c: _fact(c, fact="fabrics", flag=None, fabrics=["nvlink"]),
+    "readiness_sourced": lambda c: _fact(c, source_url=""),
 }
 
 
@@ -274,3 +310,27 @@ def test_valid_rows_are_accepted(context):
     )
     make_offer(instance, context["region"], kind="reserved", term_months=12)
     assert instance.gpu_link.domain_size == 72
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"fact": "sharp", "flag": None},  # a yes/no fact without its yes or no
+        {"fact": "sharp", "flag": True, "gpus": 8},  # a second value in another field
+        {"fact": "egress_usd_per_gb", "flag": None},  # a price fact without a price
+        {"fact": "fabrics", "flag": None, "fabrics": []},  # no fabric kind at all
+    ],
+    ids=["flag-missing", "two-values", "price-missing", "no-fabrics"],
+)
+def test_a_readiness_value_in_the_wrong_field_is_refused(context, fields):
+    assert_violates("readiness_value_fits_fact", lambda: _fact(context, **fields))
+
+
+def test_valid_purchase_modes_and_readiness_facts_are_accepted(context):
+    _mode(context, kind="reserved", term_months=36)
+    _mode(context, kind="reserved", term_months=None)
+    _mode(context, kind="capacity-block", min_hours=24, max_hours=24, min_gpus=8)
+    _fact(context, fact="fabrics", flag=None, fabrics=["infiniband", "roce"])
+    _fact(context, fact="egress_usd_per_gb", flag=None, usd_per_gb=Decimal("0"))
+    _fact(context, fact="max_self_serve_gpus", flag=None, gpus=64)
+    assert PurchaseMode.objects.count() == 3

@@ -298,6 +298,9 @@ def untranslated_interface_text(root) -> list[str]:
     for select in root.iter("select"):
         if select.attrs.get("name") in ("gpu", "provider", "region"):
             data |= {id(option) for option in select.iter("option")}
+    for label in root.iter("label"):  # the same menus as checkbox lists
+        if any(i.attrs.get("name") in ("gpu", "provider", "region") for i in label.iter("input")):
+            data.add(id(label))
     found = []
     for tag in INTERFACE_TAGS:
         for element in root.iter(tag):

@@ -143,20 +143,20 @@ def test_facet_counts_are_shown_and_refreshed_out_of_band(client, catalog):
 
 def test_multiple_choice_options_mark_the_chosen_escape_and_follow_the_data(client, catalog):
     body = client.get("/?gpu=l40s&region=FIN-01").content.decode()
-    assert '<option value="l40s" selected>' in body
-    assert '<option value="h100-sxm">' in body
+    assert '<input type="checkbox" name="gpu" value="l40s" checked>' in body
+    assert '<input type="checkbox" name="gpu" value="h100-sxm">' in body
     # Regions are per provider (`provider:code`), labelled with the provider's name.
-    assert '<option value="datacrunch:FIN-01" selected>Verda: FIN-01</option>' in body
-    assert '<option value="aws:us-east-1">AWS: us-east-1</option>' in body
+    assert 'name="region" value="datacrunch:FIN-01" checked> Verda: FIN-01</label>' in body
+    assert 'name="region" value="aws:us-east-1"> AWS: us-east-1</label>' in body
     # The options are kept per data version: a new GPU shows on the next request, escaped.
     GpuModel.objects.create(
         slug="odd-one", vendor="nvidia", name='A&B <i>"x"</i>', form_factor="pcie", memory_gib=1
     )
     body = client.get("/?gpu=odd-one").content.decode()
-    assert '<option value="odd-one" selected>' in body
+    assert 'name="gpu" value="odd-one" checked>' in body
     assert "A&amp;B &lt;i&gt;&quot;x&quot;&lt;/i&gt;" in body
-    assert "<i>" not in body.split('value="odd-one"', 1)[1].split("</option>", 1)[0]
-    assert '<option value="l40s">' in body  # chosen before, not now
+    assert "<i>" not in body.split('value="odd-one"', 1)[1].split("</label>", 1)[0]
+    assert 'name="gpu" value="l40s">' in body  # chosen before, not now
 
 
 def test_the_sort_menu_offers_every_key_both_ways_with_words_not_keys(client, catalog):

@@ -14,8 +14,16 @@ from django.urls import path, reverse
 from django.utils.html import format_html
 from django.views.decorators.http import require_POST
 
-from offerings.admin.base import LockingAdminMixin
-from offerings.models import ExchangeRate, GpuModel, Provider, RefreshHealth, Region, ScrapeRun
+from offerings.admin.base import CuratedForm, LockingAdminMixin
+from offerings.models import (
+    ExchangeRate,
+    GpuModel,
+    Provider,
+    ProviderReadiness,
+    RefreshHealth,
+    Region,
+    ScrapeRun,
+)
 
 
 def queue_refresh(request: HttpRequest, slugs: list[str]) -> None:
@@ -66,6 +74,43 @@ class RefreshAttentionFilter(admin.SimpleListFilter):
         return queryset
 
 
+class ReadinessInline(admin.StackedInline):
+    """The provider's network-readiness facts; a fact with no row is unknown."""
+
+    model = ProviderReadiness
+    form = CuratedForm
+    extra = 0
+    fields = [
+        ("fact", "basis"),
+        ("flag", "gpus", "usd_per_gb", "fabrics"),
+        ("source_url", "verified_at"),
+        "notes",
+        "locked_fields",
+        "fixture_digest",
+    ]
+    readonly_fields = ["fixture_digest"]
+    verbose_name = "network readiness fact"
+    verbose_name_plural = "network readiness (one value per fact, in its field; leave out unknowns)"
+
+
+@admin.register(ProviderReadiness)
+class ProviderReadinessAdmin(LockingAdminMixin, admin.ModelAdmin):
+    list_display = ["provider", "fact", "shown_value", "basis", "verified_at"]
+    list_filter = ["fact", "basis", "provider"]
+    search_fields = ["provider__slug", "provider__name", "fact"]
+    list_select_related = ["provider"]
+    autocomplete_fields = ["provider"]
+    ordering = ["provider__slug", "fact"]
+    readonly_fields = ["fixture_digest"]
+
+    @admin.display(description="value")
+    def shown_value(self, obj: ProviderReadiness) -> str:
+        value = obj.value
+        if isinstance(value, list):
+            return ", ".join(value)
+        return str(value)
+
+
 @admin.register(Provider)
 class ProviderAdmin(LockingAdminMixin, admin.ModelAdmin):
     list_display = [
@@ -83,6 +128,7 @@ class ProviderAdmin(LockingAdminMixin, admin.ModelAdmin):
     ordering = ["name"]
     readonly_fields = ["fixture_digest", "refresh_status"]
     actions = ["refresh_now"]
+    inlines = [ReadinessInline]
     change_form_template = "admin/offerings/provider/change_form.html"
 
     def get_queryset(self, request):

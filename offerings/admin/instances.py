@@ -10,7 +10,7 @@ from django.http import HttpRequest
 from offerings import services
 from offerings.admin.base import CuratedForm, LockingAdminMixin, titled
 from offerings.admin.prices import OfferInline
-from offerings.models import Fabric, GpuLink, InstanceType, Offer
+from offerings.models import Fabric, GpuLink, InstanceType, Offer, PurchaseMode
 
 
 class PriceFreshnessFilter(admin.SimpleListFilter):
@@ -54,6 +54,25 @@ class FabricInline(admin.StackedInline):
     readonly_fields = ["fixture_digest"]
     verbose_name = "inter-node fabric"
     verbose_name_plural = verbose_name
+
+
+class PurchaseModeInline(admin.StackedInline):
+    """How the type can be bought, each way with the source that states it."""
+
+    model = PurchaseMode
+    form = CuratedForm
+    extra = 0
+    fields = [
+        ("kind", "term_months"),
+        ("min_hours", "max_hours", "min_gpus"),
+        ("source_url", "verified_at"),
+        "notes",
+        "locked_fields",
+        "fixture_digest",
+    ]
+    readonly_fields = ["fixture_digest"]
+    verbose_name = "purchase mode"
+    verbose_name_plural = "purchase modes (each from a source; a stored price of a kind counts too)"
 
 
 @admin.register(InstanceType)
@@ -125,7 +144,7 @@ class InstanceTypeAdmin(LockingAdminMixin, admin.ModelAdmin):
             },
         ),
     ]
-    inlines = [GpuLinkInline, FabricInline, OfferInline]
+    inlines = [GpuLinkInline, FabricInline, PurchaseModeInline, OfferInline]
     actions = ["mark_verified", "hide", "unhide", "lock_all_fields", "unlock_all_fields"]
 
     def get_queryset(self, request):
@@ -270,4 +289,23 @@ class FabricAdmin(LockingAdminMixin, admin.ModelAdmin):
     list_select_related = ["instance__provider"]
     autocomplete_fields = ["instance"]
     ordering = ["instance__provider__slug", "instance__slug"]
+    readonly_fields = ["fixture_digest"]
+
+
+@admin.register(PurchaseMode)
+class PurchaseModeAdmin(LockingAdminMixin, admin.ModelAdmin):
+    list_display = [
+        "instance",
+        "kind",
+        "term_months",
+        "min_hours",
+        "max_hours",
+        "min_gpus",
+        "verified_at",
+    ]
+    list_filter = ["kind", "instance__provider"]
+    search_fields = ["instance__name", "instance__slug", "instance__provider__slug"]
+    list_select_related = ["instance__provider"]
+    autocomplete_fields = ["instance"]
+    ordering = ["instance__provider__slug", "instance__slug", "kind", "term_months"]
     readonly_fields = ["fixture_digest"]

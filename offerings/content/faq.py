@@ -393,12 +393,18 @@ class RenderedEntry:
     answer_for_jsonld: str
 
 
-def faq_entries(language: str, absolute: Absolute | None = None) -> list[RenderedEntry]:
-    """The FAQ in `language` (English when there is none), rendered for the page and JSON-LD.
+def faq_entries(
+    language: str,
+    absolute: Absolute | None = None,
+    faq: dict[str, tuple[Entry, ...]] | None = None,
+) -> list[RenderedEntry]:
+    """A FAQ (this module's unless `faq` is given) in `language` (English when there is none),
+    rendered for the page and JSON-LD.
 
     `absolute` turns the site's own paths into absolute URLs in the JSON-LD copy.
     """
-    entries = FAQ.get(language, ENGLISH)
+    faq = FAQ if faq is None else faq
+    entries = faq.get(language, faq["en"])
     return [
         RenderedEntry(
             slug=entry.slug,

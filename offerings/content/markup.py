@@ -63,10 +63,15 @@ TABLE_LINKS: dict[str, TableLink] = {
         TableLink("multi-node", "multi_node=true"),
         TableLink("nvlink-rdma-multi-node", f"nvlink=true&{RDMA_QUERY}&multi_node=true"),
         TableLink("spot-nvlink", "nvlink=true&price_kind=spot"),
+        # The page /nvlink-infiniband/ and its FAQ.
+        TableLink("interconnect-both", "interconnect=both"),
+        TableLink("nvlink-no-rdma", "nvlink=true&rdma=false"),
+        TableLink("rdma-no-nvlink", "nvlink=false&rdma=true"),
+        TableLink("nvlink-fabric-unknown", "nvlink=true&fabric=unknown"),
     )
 }
 
-COUNTS_CACHE_KEY = "content:table-link-counts:v1"
+COUNTS_CACHE_KEY = "content:table-link-counts:v2"  # v2: four more links
 COUNTS_TIMEOUT_SECONDS = 300
 
 

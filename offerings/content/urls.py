@@ -1,14 +1,16 @@
-"""The content pages' URLs: explainer, FAQ and data page (language-prefixed), sitemap and robots."""
+"""The content pages' URLs (language-prefixed): explainer, FAQ, data page, the NVLink-or-InfiniBand
+page; sitemap and robots (unprefixed)."""
 
 from django.contrib.sitemaps.views import sitemap
 from django.urls import path
 
-from offerings.content import views
+from offerings.content import interconnect_page, views
 
 urlpatterns = [
     path("learn/nvlink-vs-infiniband/", views.learn, name="learn"),
     path("faq/", views.faq, name="faq"),
     path("about/data/", views.about_data, name="about-data"),
+    path("nvlink-infiniband/", interconnect_page.nvlink_infiniband, name="nvlink-infiniband"),
 ]
 
 unprefixed_urlpatterns = [

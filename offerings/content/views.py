@@ -227,6 +227,9 @@ STATIC_PAGES = (
     "offerings:faq",
     "offerings:about-data",
     "offerings:estimate",
+    "offerings:nvlink-infiniband",
+    "offerings:providers",
+    "offerings:plan",
 )
 # Routes that are public but are not pages of their own (a comparison needs `?ids=`).
 NOT_IN_SITEMAP = frozenset({"offerings:compare"})

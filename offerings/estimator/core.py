@@ -30,6 +30,11 @@ Model, in short (see FORMULAS for the exact text shown on the page):
   to published nccl-tests bus bandwidths in `offerings.estimator.calibration`.
 * Groups: m GPUs talk over the intra link (the node, or a whole NVLink domain when it spans nodes,
   as in GB200 NVL72, up to its size); D = ceil(G / m) such groups talk over the fabric.
+* Micro-batches: a step of tokens_per_step tokens runs k = max(1, ceil(tokens_per_step / (G x
+  micro_batch_tokens))) forward and backward passes of micro_batch_tokens tokens per GPU
+  (`micro_batches`). DDP accumulates gradients and all-reduces them once per step; fully sharded
+  training with full resharding (PyTorch FSDP's FULL_SHARD, ZeRO-3) all-gathers the parameters in
+  every micro-batch's forward and backward pass and reduce-scatters its gradients: 3k passes.
 * A collective pass over S bytes (one reduce-scatter or one all-gather) costs, hierarchically,
   intra: (m-1)/m x S / B_intra and inter: (D-1)/D x (S/m) / B_inter, plus per-step latencies. An
   all-reduce is two passes (reduce-scatter + all-gather), so for DDP this is exactly the issue's
@@ -163,6 +168,12 @@ INFERENCE_MEMORY_FRACTION = 0.9
 HIDDEN_PER_LAYER = 128
 TP_ALLREDUCES_PER_LAYER = 2
 
+#: Tokens per GPU in one forward and backward pass (one micro-batch), the default of
+#: `micro_batch_tokens`: 4 sequences of 4,096 tokens, or 2 of 8,192. A stated default, not a
+#: measurement: the largest micro-batch a GPU holds depends on the model, the sequence length and
+#: activation checkpointing, which the user controls.
+MICRO_BATCH_TOKENS = 16_384
+
 #: Efficiency below which a row is "communication-bound" (communication takes as long as
 #: compute).
 COMM_BOUND_EFFICIENCY = 0.5
@@ -189,16 +200,23 @@ FORMULA_MESSAGES: tuple[str, ...] = (
     ),
     gettext_noop("S = parameters x bytes_per_param"),
     gettext_noop(
+        "micro-batches per step k = max(1, ceil(tokens_per_step / (all GPUs x "
+        "micro_batch_tokens))): each GPU runs k forward and backward passes of "
+        "micro_batch_tokens tokens"
+    ),
+    gettext_noop(
         "one pass (reduce-scatter or all-gather) of S: intra = (m-1)/m x S / B_intra + (m-1) "
         "x latency_intra; inter = (D-1)/D x (S/m) / B_inter + (D-1) x latency_inter"
     ),
     gettext_noop(
-        "train-ddp: one gradient all-reduce = 2 passes (intra reduce-scatter, inter ring "
-        "all-reduce 2(D-1)/D x (S/m) / B_inter, intra all-gather)"
+        "train-ddp: gradients accumulate over the k micro-batches and are all-reduced once per "
+        "step: 2 passes in 1 collective call (intra reduce-scatter, inter ring all-reduce "
+        "2(D-1)/D x (S/m) / B_inter, intra all-gather)"
     ),
     gettext_noop(
-        "train-fsdp: gradient reduce-scatter + parameter all-gather in the forward pass + "
-        "parameter all-gather in the backward pass = 3 passes (1.5 x DDP traffic, as ZeRO-3)"
+        "train-fsdp (full resharding, as PyTorch FSDP and ZeRO-3): every micro-batch "
+        "all-gathers the parameters in its forward pass and again in its backward pass and "
+        "reduce-scatters its gradients: 3 x k passes in 3 x k collective calls per step"
     ),
     gettext_noop(
         "communication = max(intra, inter) + 8.4 us per collective call (NCCL pipelines the stages)"
@@ -220,9 +238,18 @@ FORMULA_MESSAGES: tuple[str, ...] = (
         "kv_bytes_per_token) must fit in 90%% of the memory of one NVLink domain"
     ),
     gettext_noop(
+        "inference: one row per instance, at the smallest requested node count at which it "
+        "fits; when none fits, one row saying why"
+    ),
+    gettext_noop(
         "inference tensor-parallel traffic: layers = (P / (12 x 128^2))^(1/3), hidden = 128 x "
         "layers; per decode step 2 x layers all-reduces of batch x hidden x bytes_per_param, "
         "at NCCL's small-message (LL) latencies; per token = per step / batch"
+    ),
+    gettext_noop(
+        "ranking: (1) fits and has a price, by cost per billion tokens (inference: by price per "
+        "hour); (2) fits, no price; (3) does not fit or cannot be estimated; ties by instance "
+        "id, then node count"
     ),
 )
 FORMULAS: tuple[str, ...] = tuple(message % {} for message in FORMULA_MESSAGES)
@@ -315,10 +342,15 @@ class Job:
     context_tokens: int = 4096
     batch: int = 1
     kv_bytes_per_token: int = 327_680
+    micro_batch_tokens: int = MICRO_BATCH_TOKENS
 
     @property
     def params(self) -> float:
         return self.params_b * 1e9
+
+    def micro_batches(self, gpus: int) -> int:
+        """k = max(1, ceil(tokens_per_step / (gpus x micro_batch_tokens))), in integers."""
+        return max(1, -(-self.tokens_per_step // (gpus * self.micro_batch_tokens)))
 
     @property
     def is_training(self) -> bool:
@@ -359,6 +391,8 @@ class EstimateResult:
     memory_limit_gib: float | None  # usable memory per GPU under the stated margin
     missing: tuple[str, ...]  # unknown inputs that kept a number from being computed
     verdict: str
+    # Training: forward and backward passes per step; None for inference.
+    micro_batches: int | None = None
     # Inference only.
     domain_gpus: int | None = None
     needed_gib: float | None = None
@@ -402,6 +436,7 @@ NODES_VALUES_MAX = 32
 CONTEXT_TOKENS_MAX = 100_000_000
 BATCH_MAX = 1_000_000
 KV_BYTES_MAX = 10**9
+MICRO_BATCH_TOKENS_MAX = 10**9
 
 _NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d{1,3})?", re.ASCII)
 _INTEGER = re.compile(r"\+?\d{1,15}", re.ASCII)
@@ -415,6 +450,7 @@ _SINGLE_KEYS = (
     "context_tokens",
     "batch",
     "kv_bytes_per_token",
+    "micro_batch_tokens",
 )
 JOB_KEYS: tuple[str, ...] = (*_SINGLE_KEYS, "nodes")
 
@@ -502,6 +538,9 @@ def parse_job(params: Mapping[str, Sequence[str]]) -> tuple[Job | None, dict[str
     context_tokens = integer("context_tokens", 4096, 1, CONTEXT_TOKENS_MAX)
     batch = integer("batch", 1, 1, BATCH_MAX)
     kv_bytes_per_token = integer("kv_bytes_per_token", 327_680, 1, KV_BYTES_MAX)
+    micro_batch_tokens = integer(
+        "micro_batch_tokens", MICRO_BATCH_TOKENS, 1, MICRO_BATCH_TOKENS_MAX
+    )
 
     nodes: tuple[int, ...] = (1, 2, 4, 8, 16)
     given_nodes = [v for v in params.get("nodes", ()) if v.strip() != ""]
@@ -533,6 +572,7 @@ def parse_job(params: Mapping[str, Sequence[str]]) -> tuple[Job | None, dict[str
             context_tokens=context_tokens or 4096,
             batch=batch or 1,
             kv_bytes_per_token=kv_bytes_per_token or 327_680,
+            micro_batch_tokens=micro_batch_tokens or MICRO_BATCH_TOKENS,
         ),
         {},
     )

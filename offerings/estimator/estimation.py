@@ -1,8 +1,10 @@
 """Training and inference estimates of each (instance, node count), their verdicts and ranking.
 
-`estimate()` is the estimator's entry point: every instance at every node count of the job, one
-row each, with a plain-language verdict and ranked by `rank_key`. A training row times compute
-and communication (offerings.estimator.collectives) and checks that the model states fit; an
+`estimate()` is the estimator's entry point: for training every instance at every node count of
+the job, one row each; for inference one row per instance, at the smallest node count that fits
+(`choose_inference_row`). Each row has a plain-language verdict, and the rows are ranked in three
+tiers by `rank_key`. A training row times compute and communication per step, over its
+micro-batches (offerings.estimator.collectives), and checks that the model states fit; an
 inference row checks that weights and KV cache fit one NVLink domain, and what tensor
 parallelism costs per token when they do not. Reasons and verdicts are phrases, said in English
 here for the API (offerings.estimator.phrases). Pure Python, as offerings.estimator.core.
@@ -11,7 +13,7 @@ here for the API (offerings.estimator.phrases). Pure Python, as offerings.estima
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -93,10 +95,14 @@ def _training_row(
     params = job.params
     size = params * job.bytes_per_param
     fsdp = job.mode == "train-fsdp"
+    # DDP all-reduces the accumulated gradients once per step (2 passes, 1 call); FSDP with full
+    # resharding all-gathers the parameters for each micro-batch's forward and backward pass and
+    # reduce-scatters its gradients (3 passes and 3 calls per micro-batch).
+    micro_batches = job.micro_batches(gpus)
     times = collective_time(
         size,
-        passes=3 if fsdp else 2,
-        calls=3 if fsdp else 1,
+        passes=3 * micro_batches if fsdp else 2,
+        calls=3 * micro_batches if fsdp else 1,
         the_plan=the_plan,
         constants=constants,
     )
@@ -186,6 +192,7 @@ def _training_row(
         memory_limit_gib=_gib(limit) if limit is not None else None,
         missing=tuple(dict.fromkeys(missing)),
         verdict="",
+        micro_batches=micro_batches,
         reason_phrases=tuple(reasons),
     )
 
@@ -413,30 +420,68 @@ def _inference_verdict(row: EstimateResult) -> Phrase:
     )
 
 
-def rank(
-    cost: float | None, fits: bool, step_s: float | None, instance_id: Any, nodes: int
-) -> tuple[Any, ...]:
-    """The one ranking of results, the API's and the page's: a total order, cheapest first.
+#: Reasons that only say the node count cannot be booked self-serve.
+BOOKING_REASONS = frozenset({"multi-node-unstated", "no-multi-node", "beyond-max-nodes"})
 
-    Rows without a cost come last (no price, does not fit, unknown data); then fitting before
-    not, faster first, and by instance id and node count.
+
+def choose_inference_row(rows: Sequence[EstimateResult]) -> EstimateResult:
+    """An instance's one inference row: the smallest requested node count that fits.
+
+    When none fits, the row that says why most exactly: the smallest node count at which the
+    model would fit but that count cannot be booked self-serve (an NVLink domain spanning nodes,
+    as GB200 NVL72), else the smallest node count (its reason: the domain is too small, or
+    which figure is unknown).
     """
-    return (
-        cost is None,
-        cost if cost is not None else 0.0,
-        not fits,
-        step_s if step_s is not None else math.inf,
-        str(instance_id),
-        nodes,
-    )
+    ordered = sorted(rows, key=lambda row: row.nodes)
+    for row in ordered:
+        if row.fits:
+            return row
+    for row in ordered:
+        codes = {phrase.code for phrase in row.reason_phrases}
+        if codes and codes <= BOOKING_REASONS and not row.missing:
+            return row
+    return ordered[0]
 
 
-def rank_key(row: EstimateResult, inference: bool = False) -> tuple[Any, ...]:
-    """`rank` of one row: training by cost per billion tokens, inference by hourly price."""
-    cost = row.cost_per_billion_tokens_usd
-    if inference and row.cost_per_hour_usd is not None and row.fits:
-        cost = row.cost_per_hour_usd  # inference: the cheapest node count that fits
-    return rank(cost, row.fits, row.step_s, row.instance["id"], row.nodes)
+def _value(row: Any, name: str) -> Any:
+    return row[name] if isinstance(row, Mapping) else getattr(row, name)
+
+
+def tier(row: Any, inference: bool = False) -> int:
+    """The ranking's tier of a result (an EstimateResult or its API dict).
+
+    1: fits and has a cost (training: cost per billion tokens; inference, which has no token
+    cost: price per hour); 2: fits, estimated, no price; 3: does not fit or cannot be estimated
+    (a figure is unknown), with `reason` or `missing` saying which.
+    """
+    if not _value(row, "fits"):
+        return 3
+    if inference:
+        return 1 if _value(row, "cost_per_hour_usd") is not None else 2
+    if _value(row, "step_s") is None:
+        return 3
+    return 1 if _value(row, "cost_per_billion_tokens_usd") is not None else 2
+
+
+def _instance_order(instance_id: Any) -> tuple[int, int, str]:
+    """Instance ids in numeric order (catalog ids are integers; others after, as text)."""
+    if isinstance(instance_id, int):
+        return (0, instance_id, "")
+    return (1, 0, str(instance_id))
+
+
+def rank_key(row: Any, inference: bool = False) -> tuple[Any, ...]:
+    """The one ranking of results, the API's and the page's: a total order.
+
+    Tier first (`tier`); within tier 1 by cost, cheapest first (training: per billion tokens;
+    inference: per hour); ties, and tiers 2 and 3, by instance id, then node count.
+    """
+    rank_tier = tier(row, inference)
+    cost = 0.0
+    if rank_tier == 1:
+        name = "cost_per_hour_usd" if inference else "cost_per_billion_tokens_usd"
+        cost = _value(row, name)
+    return (rank_tier, cost, _instance_order(_value(row, "instance")["id"]), _value(row, "nodes"))
 
 
 def assumptions(job: Job, constants: Constants = DEFAULT_CONSTANTS) -> dict[str, Any]:
@@ -452,6 +497,7 @@ def assumptions(job: Job, constants: Constants = DEFAULT_CONSTANTS) -> dict[str,
         "context_tokens": job.context_tokens,
         "batch": job.batch,
         "kv_bytes_per_token": job.kv_bytes_per_token,
+        "micro_batch_tokens": job.micro_batch_tokens,
         "efficiency_factors": dict(constants.efficiency),
         "uncalibrated_factors": dict(UNCALIBRATED_KINDS),
         "latency_us_per_step": dict(constants.latency_us),
@@ -476,10 +522,10 @@ def estimate(
     job: Job,
     constants: Constants = DEFAULT_CONSTANTS,
 ) -> Estimate:
-    """Estimate every (instance, node count) and rank: cheapest per billion tokens first.
+    """Estimate each instance and rank the results in the three tiers of `rank_key`.
 
-    Training rows sort by cost_per_billion_tokens_usd ascending, rows without a cost (no price,
-    does not fit, unknown data) last; inference rows sort fitting rows by hourly cost.
+    Training: one result per (instance, node count). Inference: one result per instance
+    (`choose_inference_row`).
     """
     results: list[EstimateResult] = []
     for instance in instances:
@@ -487,6 +533,7 @@ def estimate(
             rows = [_training_row(instance, job, n, constants) for n in job.nodes]
             results.extend(_training_verdicts(rows, constants))
         else:
-            results.extend(estimate_inference(instance, job, n, constants) for n in job.nodes)
+            rows = [estimate_inference(instance, job, n, constants) for n in job.nodes]
+            results.append(choose_inference_row(rows))
     results.sort(key=lambda row: rank_key(row, inference=not job.is_training))
     return Estimate(results=tuple(results), assumptions=assumptions(job, constants))

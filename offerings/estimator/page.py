@@ -153,8 +153,74 @@ def display_row(
         "inside": _stage_time(result["comm_intra_s"], result["intra_gbytes_per_s_per_gpu"]),
         "between": _stage_time(result["comm_inter_s"], result["inter_gbytes_per_s_per_gpu"]),
         "tp_per_token": format_seconds(result["tp_comm_s_per_token"]),
+        "micro_batches": micro_batches_text(result["micro_batches"]),
         "bar": step_bar(result, overlap),
     }
+
+
+def micro_batches_text(count: int | None) -> str:
+    """'32 micro-batches' in the active language; empty for inference (no training step)."""
+    if count is None:
+        return ""
+    return ngettext("%(n)s micro-batch", "%(n)s micro-batches", count) % {"n": count}
+
+
+# --------------------------------------------------------------------------------------------
+# The ranking's three tiers
+# --------------------------------------------------------------------------------------------
+
+
+def tier_sentence(counts: Mapping[int, int], training: bool) -> str:
+    """How many results each tier holds, in the order the ranking lists them."""
+    if training:
+        first = ngettext(
+            "%(n)s fits and has a price, ranked by cost per billion tokens",
+            "%(n)s fit and have a price, ranked by cost per billion tokens",
+            counts[1],
+        )
+    else:
+        first = ngettext(
+            "%(n)s fits and has a price, ranked by price per hour",
+            "%(n)s fit and have a price, ranked by price per hour",
+            counts[1],
+        )
+    second = ngettext("%(n)s fits but has no price", "%(n)s fit but have no price", counts[2])
+    third = ngettext(
+        "%(n)s does not fit or cannot be estimated",
+        "%(n)s do not fit or cannot be estimated",
+        counts[3],
+    )
+    return gettext("%(first)s; %(second)s; %(third)s.") % {
+        "first": first % {"n": counts[1]},
+        "second": second % {"n": counts[2]},
+        "third": third % {"n": counts[3]},
+    }
+
+
+def tier_heading(tier: int, training: bool) -> str:
+    """The heading of a tier's rows in the results table."""
+    if tier == 1:
+        if training:
+            return gettext("Fits and has a price: ranked by cost per billion tokens")
+        return gettext("Fits and has a price: ranked by price per hour")
+    if tier == 2:
+        return gettext("Fits, but no price is known: by instance")
+    return gettext(
+        "Does not fit, or cannot be estimated: the reason or the unknown figure, and where to "
+        "correct it"
+    )
+
+
+def result_segments(rows: Iterable[dict[str, Any]], training: bool) -> list[dict[str, Any]]:
+    """The page's rows cut where the tier changes, each run with its tier's heading."""
+    segments: list[dict[str, Any]] = []
+    for row in rows:
+        if not segments or segments[-1]["tier"] != row["tier"]:
+            segments.append(
+                {"tier": row["tier"], "heading": tier_heading(row["tier"], training), "rows": []}
+            )
+        segments[-1]["rows"].append(row)
+    return segments
 
 
 def interconnect_summary(
@@ -358,6 +424,7 @@ JOB_FIELDS = (
     ("tokens_per_step", _("Tokens per step"), "4194304", "1"),
     ("mfu", _("Model FLOPs utilisation (0-1)"), "0.4", "any"),
     ("overlap", _("Communication hidden behind compute (0-1)"), "0", "any"),
+    ("micro_batch_tokens", _("Tokens per GPU per micro-batch"), "16384", "1"),
 )
 INFERENCE_FIELDS = (
     ("context_tokens", _("Context tokens"), "4096", "1"),
@@ -428,6 +495,7 @@ def job_assumptions(assumptions: Mapping[str, Any]) -> list[dict[str, Any]]:
         "context_tokens",
         "batch",
         "kv_bytes_per_token",
+        "micro_batch_tokens",
     ):
         value = assumptions[name]
         rows.append(

@@ -4,7 +4,9 @@ the parsing of their query string.
 Catalog rows become `InstanceSpec`s, the query string a `Job` (`parse_job`), and
 `offerings.estimator.estimation.estimate()` does the rest. Page and API go through
 `run_estimate()`, so they show the same numbers in the same order: every float in the output is
-rounded to 6 significant digits, once. What the page shows besides the numbers is made in
+rounded to 6 significant digits, once. Both are paginated like `/api/instances` (`page`,
+`page_size`), with one ranking across the pages: every matching instance is estimated and ranked,
+then the page is cut from the ranking. What the page shows besides the numbers is made in
 offerings.estimator.page and offerings.estimator.chart.
 """
 
@@ -17,10 +19,11 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
+from django.core.paginator import Page, Paginator
 from django.http import HttpRequest, HttpResponse, JsonResponse, QueryDict
 from django.shortcuts import render
 from django.urls import reverse
-from django.utils.translation import gettext, gettext_noop
+from django.utils.translation import gettext, gettext_noop, ngettext
 from django.views.decorators.http import require_safe
 
 from offerings.estimator.chart import efficiency_chart
@@ -35,7 +38,7 @@ from offerings.estimator.core import (
     Job,
     parse_job,
 )
-from offerings.estimator.estimation import estimate, rank
+from offerings.estimator.estimation import estimate, rank_key, tier
 from offerings.estimator.page import (
     BAR_WIDTH,
     EXAMPLES,
@@ -49,6 +52,8 @@ from offerings.estimator.page import (
     job_inputs,
     link_label,
     node_choices,
+    result_segments,
+    tier_sentence,
 )
 from offerings.estimator.phrases import Phrase
 from offerings.filters import (
@@ -61,14 +66,14 @@ from offerings.listing import attach_row_offers, detail_path, offer_usd
 from offerings.models import InstanceType
 from offerings.money import RateTable
 
-#: Listing options that mean nothing here (the ranking is fixed, money is USD): ignored.
-IGNORED_OPTIONS = frozenset({"page", "page_size", "format", "currency", "sort"})
+#: Listing options that mean nothing here (the ranking is fixed, money is USD): ignored. `page`
+#: and `page_size` are read as `/api/instances` reads them.
+IGNORED_OPTIONS = frozenset({"format", "currency", "sort"})
 ESTIMATE_PARAMETERS = frozenset({"ids", *JOB_KEYS}) | IGNORED_OPTIONS
 SIGNIFICANT_DIGITS = 6
 IDS_MAX = 100
 #: parse_job accepts any mfu > 0; below this the compute time overflows a float.
 MFU_MIN = 0.001
-TABLE_ROWS_MAX = 200
 
 
 # --------------------------------------------------------------------------------------------
@@ -225,15 +230,19 @@ def rounded(value: Any) -> Any:
 @dataclass
 class EstimateRun:
     specs: dict[Any, InstanceSpec]
-    data: dict[str, Any]  # {"results": [...], "assumptions": {...}}, rounded and ranked
+    data: dict[str, Any]  # {"results": [...], "assumptions": {...}}: every result, rounded, ranked
+    page: Page  # the requested page of data["results"]
     # (instance id, nodes) -> (verdict, reasons) as phrases, for the page to say in its language
     phrases: dict[tuple[Any, int], tuple[Phrase | None, tuple[Phrase, ...]]] = field(
         default_factory=dict
     )
 
 
-def run_estimate(query: EstimateQuery, absolute: Callable[[str], str]) -> EstimateRun:
-    """Estimate every (matching instance, node count); the same numbers for page and API."""
+def run_estimate(query: EstimateQuery, absolute: Callable[[str], str]) -> EstimateRun | None:
+    """Estimate every matching instance and rank it; the same numbers for page and API.
+
+    Returns None, with the error under `page` in `query.errors`, for a page past the last.
+    """
     if query.job is None:
         raise ValueError("run_estimate needs a valid query")
     rates = RateTable()
@@ -245,23 +254,26 @@ def run_estimate(query: EstimateQuery, absolute: Callable[[str], str]) -> Estima
         for row in result.results
     }
     data = rounded(result.to_dict())
-    if query.job.is_training:
-        # The estimator's ranking once more, on the rounded figures: rows whose costs round to
-        # the same figure follow the rest of the ranking (fitting, faster, by id). Inference keeps
-        # the estimator's order (fitting rows by hourly price).
-        data["results"].sort(
-            key=lambda r: rank(
-                r["cost_per_billion_tokens_usd"],
-                r["fits"],
-                r["step_s"],
-                r["instance"]["id"],
-                r["nodes"],
-            )
-        )
+    # The estimator's ranking once more, on the rounded figures: rows whose costs round to the
+    # same figure are ordered by instance id and node count, as the API shows them.
+    inference = not query.job.is_training
+    data["results"].sort(key=lambda r: rank_key(r, inference))
     data["assumptions"]["rounding"] = (
         f"Every float in results is rounded to {SIGNIFICANT_DIGITS} significant digits."
     )
-    return EstimateRun(specs=specs, data=data, phrases=phrases)
+    options = query.listing.options
+    paginator = Paginator(data["results"], options["page_size"])
+    if options["page"] > paginator.num_pages:
+        query.errors["page"] = [
+            ngettext(
+                "There is only %(n)s page.", "There are only %(n)s pages.", paginator.num_pages
+            )
+            % {"n": paginator.num_pages}
+        ]
+        return None
+    return EstimateRun(
+        specs=specs, data=data, page=paginator.page(options["page"]), phrases=phrases
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -271,12 +283,25 @@ def run_estimate(query: EstimateQuery, absolute: Callable[[str], str]) -> Estima
 
 @require_safe
 def api_estimate(request: HttpRequest) -> JsonResponse:
-    """`GET /api/estimate`: ranked (instance, nodes) estimates and every assumption used."""
+    """`GET /api/estimate`: one page of the ranked estimates, and every assumption used."""
     query = parse_estimate_query(request.GET)
     if not query.is_valid:
         return invalid_parameters(query.errors)
     run = run_estimate(query, request.build_absolute_uri)
-    return JsonResponse(run.data, json_dumps_params={"ensure_ascii": False, "allow_nan": False})
+    if run is None:
+        return invalid_parameters(query.errors)
+    next_url = None
+    if run.page.has_next():
+        following = request.GET.copy()
+        following["page"] = run.page.next_page_number()
+        next_url = request.build_absolute_uri(f"{request.path}?{following.urlencode()}")
+    body = {
+        "count": run.page.paginator.count,
+        "next": next_url,
+        "results": list(run.page.object_list),
+        "assumptions": run.data["assumptions"],
+    }
+    return JsonResponse(body, json_dumps_params={"ensure_ascii": False, "allow_nan": False})
 
 
 # --------------------------------------------------------------------------------------------
@@ -312,37 +337,34 @@ def page_context(
     if run is None:
         return context
     job = query.job
-    results = run.data["results"]
-    rows = [
-        display_row(
-            result,
-            job.overlap,
-            run.phrases.get((result["instance"]["id"], result["nodes"]), (None, ())),
-        )
-        for result in results
-    ]
-    if job.is_training:
-        ranked = [row for row in rows if row["r"]["cost_per_billion_tokens_usd"] is not None]
-        rest = [row for row in rows if row["r"]["cost_per_billion_tokens_usd"] is None]
-    else:
-        ranked = [row for row in rows if row["r"]["fits"]]
-        rest = [row for row in rows if not row["r"]["fits"]]
-    holders: dict[Any, dict[str, Any]] = {}
-    for row in rows:
-        if row["r"]["fits"] and not job.is_training:
-            holders.setdefault(row["r"]["instance"]["id"], row)
+    inference = not job.is_training
+    results = run.data["results"]  # every result, ranked; the page shows run.page of them
+
+    def shown(result: dict[str, Any]) -> dict[str, Any]:
+        key = (result["instance"]["id"], result["nodes"])
+        return display_row(result, job.overlap, run.phrases.get(key, (None, ())))
+
+    counts = {1: 0, 2: 0, 3: 0}
+    for result in results:
+        counts[tier(result, inference)] += 1
+    page = run.page
+    rows = []
+    for position, result in enumerate(page.object_list, start=page.start_index()):
+        row = shown(result)
+        row |= {"rank": position, "tier": tier(result, inference)}
+        rows.append(row)
+    holders = [shown(result) for result in results if inference and result["fits"]]
     assumptions = run.data["assumptions"]
     context |= {
         "job": job,
         "training": job.is_training,
         "result_count": len(results),
         "instance_count": len(run.specs),
-        "ranked": ranked[:TABLE_ROWS_MAX],
-        "ranked_count": len(ranked),
-        "rest": rest[:TABLE_ROWS_MAX],
-        "rest_count": len(rest),
-        "rows_max": TABLE_ROWS_MAX,
-        "holders": list(holders.values()),
+        "tier_counts": counts,
+        "tier_sentence": tier_sentence(counts, job.is_training),
+        "segments": result_segments(rows, job.is_training),
+        "page": page,
+        "holders": holders,
         "summary": interconnect_summary(results, run.specs, job.nodes) if job.is_training else [],
         "chart": efficiency_chart(results, job.nodes) if job.is_training else None,
         "assumptions": assumptions,

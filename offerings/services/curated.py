@@ -25,6 +25,8 @@ from offerings.models import (
     PriceCheck,
     PriceObservation,
     Provider,
+    ProviderReadiness,
+    PurchaseMode,
     Region,
 )
 from offerings.money import GPU_HOUR_PLACES, RateTable, gpu_hour_usd
@@ -35,6 +37,9 @@ from offerings.schemas import (
     PriceIn,
     ProviderCatalog,
     ProviderIn,
+    PurchaseModeIn,
+    ReadinessFactIn,
+    ReadinessIn,
 )
 
 
@@ -44,12 +49,12 @@ class LoadCounts:
 
     counts: dict[str, dict[str, int]] = field(default_factory=dict)
 
-    def add(self, label: str, outcome: str) -> None:
+    def add(self, label: str, outcome: str, n: int = 1) -> None:
         bucket = self.counts.setdefault(label, {"created": 0, "updated": 0, "unchanged": 0})
-        bucket[outcome] += 1
+        bucket[outcome] = bucket.get(outcome, 0) + n
 
     def changed(self) -> int:
-        return sum(c["created"] + c["updated"] for c in self.counts.values())
+        return sum(c["created"] + c["updated"] + c.get("removed", 0) for c in self.counts.values())
 
 
 def digest(entry: Mapping) -> str:
@@ -116,9 +121,67 @@ def load_provider(entry: ProviderIn, counts: LoadCounts) -> Provider:
     values = entry.model_dump(exclude={"slug", "source_url", "verified_at"})
     values["website"] = str(entry.website)
     values |= _sourced(entry)
-    return _upsert_curated(
+    provider = _upsert_curated(
         Provider, {"slug": entry.slug}, values, digest(entry.model_dump(mode="json")), counts
     )
+    load_readiness(provider, entry.readiness, counts)
+    return provider
+
+
+def _remove_unlisted(rows: models.QuerySet, kept: list[int], counts: LoadCounts) -> None:
+    """Delete the rows an earlier load wrote from a fixture entry that is gone.
+
+    Rows a curator added (no digest) or edited (a lock) stay: the admin's word outlives the file.
+    """
+    gone = rows.exclude(pk__in=kept).exclude(fixture_digest="").filter(locked_fields=[])
+    removed, _ = gone.delete()
+    if removed:
+        counts.add(rows.model._meta.model_name, "removed", removed)
+
+
+def _readiness_values(fact: str, entry: ReadinessFactIn) -> dict:
+    """A readiness fact's row: the value in the column of its type, the others empty."""
+    values = {"flag": None, "gpus": None, "usd_per_gb": None, "fabrics": []}
+    column = {
+        "fabrics": "fabrics",
+        "max_self_serve_gpus": "gpus",
+        "egress_usd_per_gb": "usd_per_gb",
+    }.get(fact, "flag")
+    values[column] = list(entry.value) if column == "fabrics" else entry.value
+    return values | {"basis": entry.basis, "notes": entry.notes} | _sourced(entry)
+
+
+def load_readiness(provider: Provider, readiness: ReadinessIn, counts: LoadCounts) -> None:
+    """Upsert the provider's stated readiness facts; a fact the fixture no longer states goes."""
+    kept = []
+    for fact, entry in readiness.stated().items():
+        row = _upsert_curated(
+            ProviderReadiness,
+            {"provider": provider, "fact": fact},
+            _readiness_values(fact, entry),
+            digest(entry.model_dump(mode="json")),
+            counts,
+        )
+        kept.append(row.pk)
+    _remove_unlisted(ProviderReadiness.objects.filter(provider=provider), kept, counts)
+
+
+def load_purchase_modes(
+    instance: InstanceType, modes: Iterable[PurchaseModeIn], counts: LoadCounts
+) -> None:
+    """Upsert the type's curated purchase modes on (kind, term); a mode no longer listed goes."""
+    kept = []
+    for mode in modes:
+        values = mode.model_dump(exclude={"kind", "term_months", "source_url", "verified_at"})
+        row = _upsert_curated(
+            PurchaseMode,
+            {"instance": instance, "kind": mode.kind, "term_months": mode.stored_term},
+            values | _sourced(mode),
+            digest(mode.model_dump(mode="json")),
+            counts,
+        )
+        kept.append(row.pk)
+    _remove_unlisted(PurchaseMode.objects.filter(instance=instance), kept, counts)
 
 
 def _kept_basis(row: GpuLink | Fabric | None, basis: dict) -> dict:
@@ -164,8 +227,9 @@ def load_instance(
     rates: RateTable,
     counts: LoadCounts,
 ) -> InstanceType:
-    data = entry.model_dump(mode="json", exclude={"nvlink", "fabric", "prices"})
-    values = entry.model_dump(exclude={"nvlink", "fabric", "prices", "slug", "gpu"})
+    parts = {"nvlink", "fabric", "prices", "purchase_modes"}  # rows of their own
+    data = entry.model_dump(mode="json", exclude=parts)
+    values = entry.model_dump(exclude=parts | {"slug", "gpu"})
     values |= _sourced(entry) | {"gpu": gpus[entry.gpu]}
     instance = _upsert_curated(
         InstanceType,
@@ -180,6 +244,7 @@ def load_instance(
     _upsert_curated(GpuLink, {"instance": instance}, link, digest(link), counts)
     fabric = _fabric_values(entry, Fabric.objects.filter(instance=instance).first())
     _upsert_curated(Fabric, {"instance": instance}, fabric, digest(fabric), counts)
+    load_purchase_modes(instance, entry.purchase_modes, counts)
     for price in entry.prices:
         record_catalog_price(instance, regions[price.region], price, rates, counts)
     return instance

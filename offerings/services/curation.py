@@ -9,7 +9,15 @@ from django.db import models, transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from offerings.models import Fabric, GpuLink, InstanceType, Offer, PriceObservation, SkuReview
+from offerings.models import (
+    Fabric,
+    GpuLink,
+    InstanceType,
+    Offer,
+    PriceObservation,
+    PurchaseMode,
+    SkuReview,
+)
 from offerings.money import RateTable, UnknownCurrency, gpu_hour_usd
 
 # -- locks ----------------------------------------------------------------------------------------
@@ -51,12 +59,14 @@ def merge_locks(current: Iterable[str], added: Iterable[str], model: type[models
 
 
 def lock_all_fields(instances: QuerySet[InstanceType]) -> int:
-    """Lock every curated field of the instance types, their GPU links and their fabrics."""
+    """Lock every curated field of the instance types, their GPU links, fabrics and purchase
+    modes."""
     instance_ids = list(instances.values_list("pk", flat=True))
     for model, rows in [
         (InstanceType, InstanceType.objects.filter(pk__in=instance_ids)),
         (GpuLink, GpuLink.objects.filter(instance__in=instance_ids)),
         (Fabric, Fabric.objects.filter(instance__in=instance_ids)),
+        (PurchaseMode, PurchaseMode.objects.filter(instance__in=instance_ids)),
     ]:
         every_field = lockable_fields(model)
         changed = []
@@ -68,8 +78,9 @@ def lock_all_fields(instances: QuerySet[InstanceType]) -> int:
 
 
 def unlock_all_fields(instances: QuerySet[InstanceType]) -> int:
-    """Unlock every field of the instance types, their GPU links and their fabrics."""
+    """Unlock every field of the instance types, their GPU links, fabrics and purchase modes."""
     instance_ids = list(instances.values_list("pk", flat=True))
+    PurchaseMode.objects.filter(instance__in=instance_ids).update(locked_fields=[])
     GpuLink.objects.filter(instance__in=instance_ids).update(locked_fields=[])
     Fabric.objects.filter(instance__in=instance_ids).update(locked_fields=[])
     return InstanceType.objects.filter(pk__in=instance_ids).update(locked_fields=[])

@@ -9,7 +9,7 @@ from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 
-from offerings import platform
+from offerings import platform, relative_time
 
 register = template.Library()
 
@@ -63,6 +63,12 @@ def yes_no_unknown(value: bool | None) -> str:
     if value is None:
         return _("unknown")
     return _("yes") if value else _("no")
+
+
+@register.filter
+def age(value):
+    """How long ago `value` was, in the active language (offerings.relative_time)."""
+    return relative_time.age(value) if value else ""
 
 
 @register.filter
@@ -248,3 +254,46 @@ def select_options(context, field) -> SafeString:
             for value, start, end in choices
         )
     )
+
+
+def checkbox_choices(field, version: int | None) -> list[tuple[str, str, str]]:
+    """A field's choices as checkboxes: (value, '<label><input … value="…"', '> label</label>')."""
+    key = (f"{field.name}:checkbox", get_language(), version)
+    if version is not None and key in _CHOICES:
+        return _CHOICES[key]
+    choices = [
+        (
+            str(value),
+            format_html(
+                '<label><input type="checkbox" name="{}" value="{}"', field.html_name, str(value)
+            ),
+            format_html("> {}</label>", str(label)),
+        )
+        for value, label in field.field.choices
+        if str(value)
+    ]
+    if version is not None:
+        if any(cached[2] != version for cached in _CHOICES):
+            _CHOICES.clear()
+        _CHOICES[key] = choices
+    return choices
+
+
+def chosen_values(field, values) -> set[str]:
+    """The field's chosen values; a bare region code chooses that code at every provider."""
+    chosen = {str(value) for value in (field.value() or [])}
+    if field.name == "region":
+        chosen |= {value for value in values if value.partition(":")[2] in chosen}
+    return chosen
+
+
+@register.simple_tag(takes_context=True)
+def checkbox_options(context, field) -> SafeString:
+    """A multiple-choice field as a list of checkboxes, the chosen ones first and ticked (a list
+    one can tick without knowing Ctrl-click; cached like `select_options`)."""
+    request = context.get("request")
+    choices = checkbox_choices(field, getattr(request, "catalog_version", None))
+    chosen = chosen_values(field, [value for value, _s, _e in choices])
+    ticked = [f"{start} checked{end}" for value, start, end in choices if value in chosen]
+    rest = [start + end for value, start, end in choices if value not in chosen]
+    return mark_safe("".join(ticked + rest))

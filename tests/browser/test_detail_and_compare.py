@@ -37,3 +37,105 @@ def test_a_reader_reports_a_correction_from_the_detail_page(page, catalog):
     page.click("button:has-text('Send report')")
     page.wait_for_url(re.compile(r"reported=1"))
     assert page.is_visible("text=A curator will check your report")
+
+
+# -- Issue 20: the compare button follows the reader; phones (390 px) see every row whole --------
+
+
+@pytest.fixture
+def phone(browser, live_server):
+    context = browser.new_context(
+        viewport={"width": 390, "height": 844}, base_url=live_server.url, is_mobile=True
+    )
+    page = context.new_page()
+    yield page
+    context.close()
+
+
+def many_rows(catalog, count=40):
+    from offerings.models import Region
+    from tests.conftest import NVSWITCH_8, make_instance, make_offer
+
+    ib = catalog["ib"]
+    region = Region.objects.get(code="us-east-1")
+    for index in range(count):
+        row = make_instance(ib.provider, ib.gpu, name=f"filler-{index:02}.8x", link=NVSWITCH_8)
+        make_offer(row, region, price=f"{50 + index}.00")
+
+
+def in_viewport(page, selector: str) -> bool:
+    box = page.locator(selector).bounding_box()
+    size = page.viewport_size
+    return box is not None and box["y"] >= 0 and box["y"] + box["height"] <= size["height"]
+
+
+def test_the_compare_button_follows_the_reader_down_a_long_table(page, catalog):
+    many_rows(catalog)
+    page.goto("/")
+    page.check(f"input[name=compare][value='{catalog['ib'].pk}']")
+    page.wait_for_selector("text=Select one more row to compare.")
+    page.check(f"input[name=compare][value='{catalog['efa'].pk}']")
+    page.wait_for_selector("a:has-text('Compare the 2 selected')")
+    page.evaluate(
+        "window.scrollTo(0, document.querySelector('#results tbody tr:last-child')"
+        ".getBoundingClientRect().bottom + window.scrollY - 200)"
+    )
+    page.wait_for_function("window.scrollY > 1000")
+    assert in_viewport(page, "a:has-text('Compare the 2 selected')")
+    page.click("a:has-text('Compare the 2 selected')")
+    page.wait_for_url(re.compile(r"/compare/\?ids="))
+
+
+def test_a_phone_sees_each_rows_provider_instance_gpus_badges_and_price(phone, catalog):
+    phone.goto("/")
+    assert phone.evaluate("document.documentElement.scrollWidth") <= 390
+    rows = phone.locator("#results tbody tr")
+    assert rows.count() == 6
+    for index in range(rows.count()):
+        row = rows.nth(index)
+        for cell in (2, 3, 4, 5, 6, 8):  # provider, instance, GPUs, inside, between, price
+            box = row.locator(f"td:nth-child({cell})").bounding_box()
+            assert box is not None
+            assert box["width"] > 0
+            assert box["x"] >= 0, (index, cell, box)
+            assert box["x"] + box["width"] <= 390, (index, cell, box)
+    price = rows.first.locator("td.price")
+    assert "/ GPU-hour" in price.inner_text()
+    assert rows.first.locator("td:nth-child(5) .badge").is_visible()
+    assert rows.first.locator("td:nth-child(6) .badge").is_visible()
+
+
+def test_the_similar_rows_on_a_detail_page_fit_a_phone_too(phone, catalog):
+    phone.goto("/instances/aws/ib-8x/")
+    assert phone.locator("table.instances tbody tr").count() >= 1
+    assert phone.evaluate("document.documentElement.scrollWidth") <= 390
+    box = phone.locator("table.instances td.price").first.bounding_box()
+    assert box["x"] + box["width"] <= 390
+
+
+def test_the_compare_page_on_a_phone_shows_every_value_without_sideways_scrolling(phone, catalog):
+    phone.goto("/compare/?ids=aws/ib-8x,aws/efa-8x,gcp/tcpx-8g,datacrunch/mystery-8x")
+    assert phone.evaluate("document.documentElement.scrollWidth") <= 390
+    cells = phone.locator("table.compare tbody td")
+    assert cells.count() >= 4 * 10
+    for index in range(cells.count()):
+        box = cells.nth(index).bounding_box()
+        assert box["x"] >= 0
+        assert box["x"] + box["width"] <= 390
+        assert box["width"] >= 60  # four columns of readable width, not a squeezed table
+    price = phone.locator("table.compare tr.differs", has_text="Price per GPU-hour")
+    assert price.locator(".badge.lowest").is_visible()
+    # The instance names stay in view while the reader scrolls down the facts.
+    phone.evaluate("window.scrollTo(0, document.body.scrollHeight)")
+    phone.wait_for_function("window.scrollY > 300")
+    assert in_viewport(phone, "table.compare thead th:nth-child(2)")
+
+
+def test_the_topology_diagram_on_a_phone_scrolls_instead_of_shrinking(phone, catalog):
+    phone.goto("/instances/aws/ib-8x/")
+    assert phone.evaluate("document.documentElement.scrollWidth") <= 390
+    svg = phone.locator("svg.topology").bounding_box()
+    assert svg["width"] >= 700  # drawn at its own size, labels at their own size
+    figure = phone.locator("figure.diagram")
+    assert figure.evaluate("f => f.scrollWidth > f.clientWidth")
+    assert phone.locator("text=Scroll sideways to see the whole node.").is_visible()

@@ -19,8 +19,6 @@ from pathlib import Path
 
 import pytest
 from django.conf import settings
-from django.core.cache import cache
-from django.core.management import call_command
 from django.urls import get_resolver, reverse
 from django.utils import translation
 
@@ -117,17 +115,7 @@ def visible_text(root: Element) -> str:
 # -- fixtures ---------------------------------------------------------------------------------
 
 
-@pytest.fixture(autouse=True)
-def _fresh_cache():
-    cache.clear()
-    yield
-    cache.clear()
-
-
-@pytest.fixture
-def shipped(db):
-    """The catalog exactly as the repository ships it."""
-    call_command("load_catalog", verbosity=0)
+# `_fresh_cache` (every test) and `shipped` are in tests/content/conftest.py.
 
 
 def get(client, path: str):
@@ -200,7 +188,7 @@ def test_the_content_links_only_to_known_table_views_and_uses_them_all(client, s
     for language, prefix in LANGUAGES.items():
         with translation.override(language):
             by_url |= {table_url(slug): slug for slug in TABLE_LINKS}
-        for page in CONTENT_PAGES:
+        for page in (*CONTENT_PAGES, "/nvlink-infiniband/"):
             root = parse(get(client, prefix + page).content.decode())
             for anchor in root.iter("a", "table-link"):
                 href = anchor.attrs["href"]

@@ -111,6 +111,20 @@ def api(client, params: str) -> dict:
     return response.json()
 
 
+def api_all(client, params: str, page_size: int = 200) -> list[dict]:
+    """Every result, following `next` from page to page."""
+    url = f"/api/estimate?{params}&page_size={page_size}"
+    results: list[dict] = []
+    while url:
+        response = client.get(url)
+        assert response.status_code == 200, response.content
+        body = response.json()
+        results += body["results"]
+        url = body["next"]
+    assert len(results) == body["count"]
+    return results
+
+
 def strict_json(response) -> dict:
     """Parse as RFC 8259 JSON: NaN and Infinity are not JSON."""
 
@@ -127,8 +141,9 @@ def strict_json(response) -> dict:
 
 def test_each_result_has_the_contract_fields(client, cluster):
     body = api(client, TRAIN)
-    assert set(body) == {"results", "assumptions"}
-    assert len(body["results"]) == 6 * 3  # one per (instance, nodes)
+    assert set(body) == {"count", "next", "results", "assumptions"}
+    assert body["count"] == len(body["results"]) == 6 * 3  # one per (instance, nodes)
+    assert body["next"] is None  # 18 results fit the default page of 50
     row = next(r for r in body["results"] if r["instance"]["id"] == cluster["ib"].pk)
     assert row["instance"] == {
         "id": cluster["ib"].pk,
@@ -150,9 +165,16 @@ def test_each_result_has_the_contract_fields(client, cluster):
         "cost_per_billion_tokens_usd",
         "intra_gbytes_per_s_per_gpu",
         "inter_gbytes_per_s_per_gpu",
+        "micro_batches",
     ):
         assert name in row
+    # 1 node: 4,194,304 tokens / (8 GPUs x 16,384) = 32 micro-batches; 2 nodes: 16; 4 nodes: 8.
+    by_nodes = {
+        r["nodes"]: r["micro_batches"] for r in body["results"] if r["instance"] == row["instance"]
+    }
+    assert by_nodes == {1: 32, 2: 16, 4: 8}
     assert body["assumptions"]["nodes"] == [1, 2, 4]
+    assert body["assumptions"]["micro_batch_tokens"] == 16384
     assert "6 significant digits" in body["assumptions"]["rounding"]
 
 
@@ -186,16 +208,39 @@ def test_the_spot_price_is_used_when_asked_for(client, cluster):
     assert next(r for r in rows if r["nodes"] == 1)["cost_per_hour_usd"] == 8.0
 
 
-def test_results_are_ranked_by_cost_per_billion_tokens_with_null_last(client, cluster):
+def result_tier(row: dict) -> int:
+    """The contract's tiers, read from the fields: 1 fits with a cost, 2 fits without a price,
+    3 does not fit or cannot be estimated."""
+    if not row["fits"] or row["step_s"] is None:
+        return 3
+    return 1 if row["cost_per_billion_tokens_usd"] is not None else 2
+
+
+def test_results_are_ranked_in_three_tiers_with_ties_by_instance_id_then_nodes(client, cluster):
     rows = api(client, TRAIN)["results"]
-    costs = [r["cost_per_billion_tokens_usd"] for r in rows]
-    known = [c for c in costs if c is not None]
-    assert known == sorted(known)
-    assert costs[: len(known)] == known  # every null after every number
-    assert len(known) >= 6
-    # A row with a price but no estimate (unknown NVLink) is not ranked by its hourly price.
-    first_null = rows[len(known)]
-    assert first_null["cost_per_billion_tokens_usd"] is None
+    tiers = [result_tier(r) for r in rows]
+    assert tiers == sorted(tiers)
+    assert set(tiers) == {1, 2, 3}
+    first = [r for r in rows if result_tier(r) == 1]
+    costs = [r["cost_per_billion_tokens_usd"] for r in first]
+    assert costs == sorted(costs)
+    # Tier 2: unpriced.8x fits and is estimated at 1, 2 and 4 nodes, but has no price.
+    second = [(r["instance"]["name"], r["nodes"]) for r in rows if result_tier(r) == 2]
+    assert second == [("unpriced.8x", 1), ("unpriced.8x", 2), ("unpriced.8x", 4)]
+    # Tier 3 by instance id, then nodes, each saying why: a reason or the missing figures.
+    third = [r for r in rows if result_tier(r) == 3]
+    keys = [(r["instance"]["id"], r["nodes"]) for r in third]
+    assert keys == sorted(keys)
+    assert all(r["reason"] or r["missing"] for r in third)
+    # mystery.8x has a price but an unknown link: it cannot be estimated, so it is not ranked
+    # by its hourly price, and `missing` names the figure.
+    mystery = [r for r in third if r["instance"]["name"] == "mystery.8x"]
+    assert len(mystery) == 3
+    assert all("GPU-to-GPU link (NVLink or PCIe only)" in r["missing"] for r in mystery)
+    # single.8x cannot be booked beyond one node: its reason says so.
+    single = [r for r in third if r["instance"]["name"] == "single.8x"]
+    assert {r["nodes"] for r in single} == {2, 4}
+    assert all("no self-serve multi-node booking" in r["reason"] for r in single)
 
 
 def test_every_float_is_rounded_to_six_significant_digits(client, cluster):
@@ -242,6 +287,7 @@ def test_ids_restrict_to_ids_and_provider_slugs_with_the_verda_alias(client, clu
 def test_inference_says_whether_one_nvlink_domain_holds_the_model(client, cluster):
     rows = api(client, "params_b=70&mode=inference&context_tokens=32768&nodes=1")["results"]
     by = {r["instance"]["name"]: r for r in rows}
+    assert len(by) == len(rows) == 6
     # 70e9 x 2 B = 130.385 GiB + 32,768 x 327,680 B = 10 GiB KV = 140.385; 8 x 80 x 0.9 = 576.
     assert by["ib.8x"]["fits"] is True
     assert by["ib.8x"]["needed_gib"] == pytest.approx(140.385, abs=1e-3)
@@ -253,7 +299,7 @@ def test_inference_says_whether_one_nvlink_domain_holds_the_model(client, cluste
 
 def test_unknown_parameter_names_and_listing_options_are_ignored(client, cluster):
     plain = api(client, TRAIN)
-    noisy = api(client, f"{TRAIN}&utm_source=x&sort=bogus&page=9&format=csv&currency=CNY")
+    noisy = api(client, f"{TRAIN}&utm_source=x&sort=bogus&format=csv&currency=CNY")
     assert noisy == plain
 
 
@@ -263,6 +309,94 @@ def test_the_api_answers_valid_json_only(client, cluster):
     response = client.get(f"/api/estimate?{extremes}&nodes=1&nodes=1024")
     assert response.status_code == 200
     strict_json(response)
+
+
+def test_inference_gives_one_row_per_instance_at_the_smallest_node_count_that_fits(client, cluster):
+    acme = Provider.objects.get(slug="acme")
+    gb200 = GpuModel.objects.create(
+        slug="gb200",
+        vendor="nvidia",
+        name="GB200",
+        form_factor="sxm",
+        memory_gib=186,
+        bf16_dense_tflops=Decimal("2500"),
+        pcie_generation=6,
+    )
+    nvl72 = {
+        "technology": "nvlink",
+        "generation": 5,
+        "topology": "nvswitch",
+        "domain_size": 72,
+        "bandwidth_gbytes_per_s": 1800,
+    }
+    fabric = {"technology": "infiniband", "bandwidth_gbits_per_s": 1600}
+    rack = make_instance(
+        acme, gb200, "rack.4x", gpu_count=4, link=nvl72, fabric={**fabric, "multi_node": True}
+    )
+    make_instance(acme, gb200, "unstated.4x", gpu_count=4, link=nvl72, fabric=fabric)
+    make_offer(rack, Region.objects.get(code="us-east-1"), price="40.00")
+    # 400e9 x 2 B = 745.1 GiB + 4096 x 327,680 B = 1.25 GiB: 746.3 GiB. One rack node holds
+    # 4 x 186 x 0.9 = 669.6 GiB, two nodes (8 GPUs of the 72-GPU domain) 1,339.2 GiB.
+    params = "params_b=400&mode=inference&nodes=1&nodes=2&nodes=4"
+    body = api(client, params)
+    rows = body["results"]
+    names = [r["instance"]["name"] for r in rows]
+    assert len(names) == len(set(names)) == body["count"] == 8  # one row per instance
+    by = {r["instance"]["name"]: r for r in rows}
+    assert (by["rack.4x"]["nodes"], by["rack.4x"]["fits"], by["rack.4x"]["domain_gpus"]) == (
+        2,
+        True,
+        8,
+    )
+    assert by["rack.4x"]["cost_per_hour_usd"] == 80.0  # the two nodes' price
+    # It would fit at two nodes, but booking more than one is not stated: the row says that.
+    assert (by["unstated.4x"]["nodes"], by["unstated.4x"]["fits"]) == (2, False)
+    assert by["unstated.4x"]["reason"] == (
+        "2 nodes: self-serve multi-node booking is not stated for this instance"
+    )
+    # 8 x H100 80 GB holds 576 GiB in one node's domain at any node count: never fits, one
+    # row at the smallest node count with the reason.
+    assert (by["ib.8x"]["nodes"], by["ib.8x"]["fits"]) == (1, False)
+    assert by["ib.8x"]["reason"].startswith("needs 746.3 GiB (weights 745.1 + KV cache 1.2)")
+    assert rows[0]["instance"]["name"] == "rack.4x"  # the only one that fits, with a price
+    assert all(r["micro_batches"] is None for r in rows)
+
+
+def test_the_api_is_paginated_like_the_instances_api_with_one_ranking_across_pages(client, cluster):
+    whole = api(client, f"{TRAIN}&page_size=200")["results"]
+    assert len(whole) == 18
+    first = api(client, f"{TRAIN}&page_size=7")
+    assert first["count"] == 18
+    assert first["next"] == f"http://testserver/api/estimate?{TRAIN}&page_size=7&page=2"
+    assert api_all(client, TRAIN, page_size=7) == whole
+    assert api_all(client, TRAIN, page_size=1) == whole
+    last = api(client, f"{TRAIN}&page_size=7&page=3")
+    assert (len(last["results"]), last["next"]) == (4, None)
+    assert last["assumptions"] == first["assumptions"]
+    assert len(api(client, "params_b=1&mode=train-ddp&nodes=1")["results"]) == 6
+    # The default page is 50 rows, as /api/instances.
+    many = api(client, "params_b=1&mode=train-ddp&" + "&".join(f"nodes={n}" for n in range(1, 10)))
+    assert (many["count"], len(many["results"])) == (54, 50)
+    assert many["next"].endswith("&page=2")
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        ("page=4&page_size=7", "There are only 3 pages."),
+        ("page=0", "greater than or equal to 1"),
+        ("page_size=201", "less than or equal to 200"),
+        ("page_size=0", "greater than or equal to 1"),
+        ("page=two", "whole number"),
+    ],
+)
+def test_a_page_past_the_last_or_a_bad_page_size_is_an_error(client, cluster, params, message):
+    name = params.split("=")[0]
+    for path in ("/api/estimate", "/estimate/"):
+        response = client.get(f"{path}?{TRAIN}&{params}")
+        assert response.status_code == 400
+    body = client.get(f"/api/estimate?{TRAIN}&{params}").json()
+    assert message in " ".join(body["fields"][name]), body
 
 
 # ------------------------------------------------------------------------------------------
@@ -398,6 +532,100 @@ def test_page_and_api_agree_for_the_same_query(client, cluster):
     assert len(rows) == 12
 
 
+COUNT_SENTENCE = re.compile(
+    r"(\d+) fits? and ha(?:s|ve) a price, ranked by (?:cost per billion tokens|price per hour); "
+    r"(\d+) fits? but ha(?:s|ve) no price; (\d+) (?:does|do) not fit or cannot be estimated\."
+)
+
+
+def page_tiers(client, params: str) -> tuple[tuple[int, int, int], list[dict]]:
+    """The count sentence's three numbers, and the rows of every page, following "Next"."""
+    url = f"/estimate/?{params}"
+    rows: list[dict] = []
+    sentences = set()
+    while url:
+        html = client.get(url).content.decode()
+        sentence = COUNT_SENTENCE.search(html)
+        assert sentence is not None
+        sentences.add(tuple(int(n) for n in sentence.groups()))
+        rows += page_rows(html)
+        following = re.search(r'<a href="([^"]+)#results" rel="next">', html)
+        url = "/estimate/" + following.group(1).replace("&amp;", "&") if following else None
+    assert len(sentences) == 1  # every page states the same totals
+    return sentences.pop(), rows
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        TRAIN,
+        f"{TRAIN}&page_size=5",
+        "params_b=70&mode=train-fsdp&nodes=1&nodes=2&page_size=4",
+        "params_b=70&mode=inference&nodes=1&nodes=2&page_size=2",
+    ],
+)
+def test_the_count_sentence_agrees_with_the_rows_the_pages_show(client, cluster, params):
+    counts, rows = page_tiers(client, params)
+    shown = [int(row["attrs"]["tier"]) for row in rows]
+    assert shown == sorted(shown)  # one ranking across the pages
+    assert counts == (shown.count(1), shown.count(2), shown.count(3))
+    results = api_all(client, params.split("&page_size")[0])
+    assert [row["key"] for row in rows] == [f"{r['instance']['id']}:{r['nodes']}" for r in results]
+    for row in rows:  # tier 1 has a price; tier 2 fits without one; tier 3 says why
+        tier = int(row["attrs"]["tier"])
+        assert (row["attrs"]["cost-per-hour"] != "") == (tier == 1) or tier == 3
+        assert (row["attrs"]["fits"] == "true") or tier == 3
+
+
+def test_the_training_count_sentence_names_the_price_less_rows(client, cluster):
+    html = client.get(f"/estimate/?{TRAIN}").content.decode()
+    assert (
+        "18 estimates: 6 instance types × node counts 1, 2, 4. 10 fit and have a price, ranked "
+        "by cost per billion tokens; 3 fit but have no price; 5 do not fit or cannot be "
+        "estimated."
+    ) in " ".join(html.split())
+
+
+def test_rows_that_do_not_fit_or_cannot_be_estimated_link_to_the_correction_form(client, cluster):
+    html = client.get(f"/estimate/?{TRAIN}").content.decode()
+    for row in page_rows(html):
+        linked = re.search(
+            r'<a class="correct" href="([^"]+)">Report a correction</a>', row["html"]
+        )
+        if row["attrs"]["tier"] == "3":
+            assert linked is not None
+            assert linked.group(1).endswith("/#report")
+        else:
+            assert linked is None
+    mystery = next(r for r in page_rows(html) if "mystery.8x" in r["html"])
+    assert "cannot estimate: unknown GPU-to-GPU link (NVLink or PCIe only)" in mystery["html"]
+    assert 'href="http://testserver/instances/acme/mystery-8x/#report"' in mystery["html"]
+    detail = client.get("/instances/acme/mystery-8x/").content.decode()
+    assert '<section id="report">' in detail
+
+
+def test_the_page_has_a_pager_that_keeps_the_query(client, cluster):
+    html = client.get(f"/estimate/?{TRAIN}&page_size=5&page=2").content.decode()
+    assert "Rows 6 to 10 of 18, in one ranking across the pages." in " ".join(html.split())
+    assert "Page 2 of 4" in html
+    assert 'rel="prev"' in html
+    assert "page=3#results" in html
+    ranks = re.findall(r'<tr data-key="[^"]+"[^>]*>\s*<td class="num">(\d+)</td>', html)
+    assert ranks == ["6", "7", "8", "9", "10"]
+
+
+def test_the_page_states_the_micro_batches_on_each_training_row(client, cluster):
+    html = client.get(f"/estimate/?{TRAIN}&micro_batch_tokens=65536").content.decode()
+    # 4,194,304 / (8 x 65,536) = 8 micro-batches at one node, 4 at two, 2 at four.
+    expected = {1: 8, 2: 4, 4: 2}
+    for row in page_rows(html):
+        nodes = int(row["key"].split(":")[1])
+        assert f"{expected[nodes]} micro-batches" in row["html"]
+    assert 'name="micro_batch_tokens" value="65536"' in html
+    assert "micro-batches per step k = max(1, ceil(tokens_per_step / (all GPUs x" in html
+    assert "<code>micro_batch_tokens</code>" in html  # the assumptions echo it
+
+
 def test_without_a_job_the_page_shows_the_empty_form_and_worked_examples(client, cluster):
     response = client.get("/estimate/")
     assert response.status_code == 200
@@ -488,7 +716,7 @@ def test_70b_fsdp_on_the_shipped_catalog_ranks_it_and_page_and_api_agree(client,
 
 
 def test_70b_fsdp_shows_why_infiniband_and_nvswitch_nodes_win_beyond_one_node(client, shipped):
-    results = api(client, SEVENTY_B)["results"]
+    results = api_all(client, SEVENTY_B)
     # Like for like: the same GPU (H100/H200 SXM compute), so only the interconnect differs. A
     # faster GPU on the same fabric (B200) spends a larger share of its step communicating.
     same_gpu = set(
@@ -523,7 +751,8 @@ def test_70b_fsdp_shows_why_infiniband_and_nvswitch_nodes_win_beyond_one_node(cl
 
 
 def test_70b_inference_at_32k_names_the_instances_one_nvlink_domain_holds_it_on(client, shipped):
-    results = api(client, SEVENTY_B_INFERENCE)["results"]
+    results = api_all(client, SEVENTY_B_INFERENCE)
+    assert len({r["instance"]["id"] for r in results}) == len(results)  # one row per instance
     holders = {r["instance"]["name"] for r in results if r["fits"]}
     assert {"p5.48xlarge", "Standard_ND96isr_H100_v5", "a3-highgpu-8g"} <= holders
     assert "g6e.48xlarge" not in holders  # 8 x L40S on PCIe: a domain of one 48 GiB GPU
@@ -585,3 +814,27 @@ def test_the_openapi_document_lists_the_estimate_endpoint(client, db):
     result = operation["responses"]["200"]["content"]["application/json"]["schema"]
     item = result["properties"]["results"]["items"]
     assert "cost_per_billion_tokens_usd" in item["required"]
+
+
+def test_the_openapi_document_describes_micro_batches_and_the_estimates_pagination(client, db):
+    operation = client.get("/api/openapi.json").json()["paths"]["/api/estimate"]["get"]
+    parameters = {p["name"]: p for p in operation["parameters"]}
+    assert parameters["micro_batch_tokens"]["schema"] == {
+        "type": "integer",
+        "minimum": 1,
+        "maximum": 10**9,
+        "default": 16384,
+    }
+    description = parameters["micro_batch_tokens"]["description"]
+    assert "ceil(tokens_per_step / (GPUs x micro_batch_tokens))" in description
+    assert parameters["page"]["schema"]["minimum"] == 1
+    assert parameters["page_size"]["schema"]["maximum"] == 200
+    assert not {"format", "currency", "sort"} & set(parameters)
+    result = operation["responses"]["200"]["content"]["application/json"]["schema"]
+    assert result["required"] == ["count", "next", "results", "assumptions"]
+    assert result["properties"]["next"]["nullable"] is True
+    item = result["properties"]["results"]["items"]
+    assert "micro_batches" in item["required"]
+    assert item["properties"]["micro_batches"]["nullable"] is True
+    for words in ("three tiers", "ties by instance id, then nodes", "smallest requested node"):
+        assert words in operation["description"]

@@ -115,9 +115,7 @@ def test_a_second_replay_writes_nothing():
 @pytest.mark.usefixtures("catalog")
 def test_live_prices_are_dated_by_the_files_last_commit_and_read_at_it(settings):
     files = {
-        "aws": "\n".join(
-            [AWS_HEADER, _aws_row("p6-b200.48xlarge", "63.296", "", "us-east-1", "a")]
-        )
+        "aws": "\n".join([AWS_HEADER, _aws_row("p6-b200.48xlarge", "63.296", "", "us-east-1", "a")])
     }
     commit = {"sha": SHA, "commit": {"committer": {"date": "2026-11-20T08:30:00Z"}}}
     transport, seen = _serve(files, commits={"aws": commit})
@@ -135,9 +133,7 @@ def test_live_prices_are_dated_by_the_files_last_commit_and_read_at_it(settings)
 @pytest.mark.usefixtures("catalog")
 def test_without_the_commits_api_the_file_is_read_at_master_and_left_undated(settings):
     files = {
-        "aws": "\n".join(
-            [AWS_HEADER, _aws_row("p6-b200.48xlarge", "63.296", "", "us-east-1", "a")]
-        )
+        "aws": "\n".join([AWS_HEADER, _aws_row("p6-b200.48xlarge", "63.296", "", "us-east-1", "a")])
     }
     transport, seen = _serve(files)
     run = _refresh(transport, settings)
@@ -153,9 +149,7 @@ def test_a_provider_source_wins_and_the_disagreement_is_kept_as_a_check(settings
     own = ScrapeBatch(offers=(_aws_offer("p6-b200.48xlarge", "60"),))
     # SkyPilot first: it fills the empty offer.
     files = {
-        "aws": "\n".join(
-            [AWS_HEADER, _aws_row("p6-b200.48xlarge", "63.296", "", "us-east-1", "a")]
-        )
+        "aws": "\n".join([AWS_HEADER, _aws_row("p6-b200.48xlarge", "63.296", "", "us-east-1", "a")])
     }
     _refresh(_serve(files)[0], settings)
     assert (
@@ -297,9 +291,7 @@ def test_the_lint_warns_where_the_price_source_disagrees(settings):
     from offerings.management.commands.lint_catalog import price_disagreements
 
     files = {
-        "aws": "\n".join(
-            [AWS_HEADER, _aws_row("p6-b200.48xlarge", "63.296", "", "us-east-1", "a")]
-        )
+        "aws": "\n".join([AWS_HEADER, _aws_row("p6-b200.48xlarge", "63.296", "", "us-east-1", "a")])
     }
     aws = Provider.objects.get(slug="aws")
     own = _aws_offer("p6-b200.48xlarge", "60")
@@ -349,9 +341,7 @@ def test_rows_repeated_across_zones_become_one_offer_at_the_lowest_price(setting
 @pytest.mark.usefixtures("catalog")
 def test_a_curators_price_replaces_a_price_sources(settings):
     files = {
-        "aws": "\n".join(
-            [AWS_HEADER, _aws_row("p6-b200.48xlarge", "63.296", "", "us-east-1", "a")]
-        )
+        "aws": "\n".join([AWS_HEADER, _aws_row("p6-b200.48xlarge", "63.296", "", "us-east-1", "a")])
     }
     _refresh(_serve(files)[0], settings)
     offer = Offer.objects.get(source="skypilot")

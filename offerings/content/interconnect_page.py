@@ -1,0 +1,184 @@
+"""`/nvlink-infiniband/`: cloud GPU instances with NVLink or InfiniBand (or another RDMA fabric).
+
+The filter page's table and form, preset to `interconnect=either` and adjustable like the filter
+page (the same FilterSet, the same partial templates, the same htmx fragment), a badge on each row
+saying which of the two it is known to have, then a short account of both and the page's own FAQ
+with its FAQPage JSON-LD. The text is one template per language, `templates/content/
+nvlink_infiniband.<lang>.html`; the FAQ is `offerings.content.interconnect_faq`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse, QueryDict
+from django.shortcuts import render
+from django.urls import reverse
+from django.utils.translation import get_language, gettext
+from django.views.decorators.http import require_safe
+from django.views.decorators.vary import vary_on_headers
+
+from offerings import views as listing_views
+from offerings.caching import versioned
+from offerings.content import interconnect_faq
+from offerings.content.faq import faq_entries, faq_jsonld
+from offerings.content.markup import absolute_url
+from offerings.facets import facet_counts
+from offerings.filters import NVLINK_TECHNOLOGIES, parse_listing_query
+from offerings.listing import attach_row_offers, with_display_prices
+from offerings.models import InstanceType
+from offerings.money import RateTable
+from offerings.presets import PRESETS
+from offerings.schemas import RDMA_FABRICS
+
+PRESET = ("interconnect", "either")
+
+
+def preset_query(query: QueryDict) -> QueryDict:
+    """The query the page lists: `interconnect=either` unless the query chooses its own value.
+
+    The filter form leaves out the fields it sends empty, so on this page an absent
+    `interconnect` is the preset, and the form's empty choice says so (`interconnect_empty`).
+    """
+    effective = query.copy()
+    name, value = PRESET
+    if not [v for v in effective.getlist(name) if v.strip()]:
+        effective.setlist(name, [value])
+    return effective
+
+
+def known_interconnects(row: InstanceType, bases: Iterable[str] | None) -> list[str]:
+    """Which of the two a row is known to have, as `interconnect_condition` counts them."""
+    known = []
+    for kind, fact, technologies in (
+        ("nvlink", row.gpu_link, NVLINK_TECHNOLOGIES),
+        ("rdma", row.fabric, RDMA_FABRICS),
+    ):
+        if (
+            fact
+            and fact.technology in technologies
+            and (bases is None or (fact.basis or {}).get("technology") in bases)
+        ):
+            known.append(kind)
+    return known
+
+
+def badge_label(row: InstanceType, known: list[str]) -> str:
+    """`NVLink + RDMA`, `NVLink`, `Infinity Fabric`, `RDMA`, or empty when neither is known."""
+    parts = []
+    if "nvlink" in known:
+        parts.append(
+            "Infinity Fabric" if row.gpu_link.technology == "infinity-fabric" else "NVLink"
+        )
+    if "rdma" in known:
+        parts.append("RDMA")
+    return " + ".join(parts)
+
+
+def with_interconnect_badges(rows: list[InstanceType], bases: list[str] | None) -> None:
+    for row in rows:
+        known = known_interconnects(row, bases)
+        row.interconnects = "both" if len(known) == 2 else (known[0] if known else "")
+        row.interconnects_label = badge_label(row, known)
+
+
+def interconnect_choices() -> list[tuple[str, str]]:
+    """The page's quick choices above the table: (value of `interconnect`, label)."""
+    return [
+        ("either", gettext("NVLink or RDMA")),
+        ("both", gettext("both")),
+        ("nvlink", "NVLink"),
+        ("rdma", "RDMA"),
+    ]
+
+
+def empty_result_causes(query: QueryDict, form) -> list[dict]:
+    """The filter page's "drop this filter" links; dropping `interconnect` leaves this page,
+    which would apply its preset again, for the whole table on the filter page."""
+    causes = listing_views.empty_result_causes(query, form)
+    for cause in causes:
+        if cause["name"] == PRESET[0]:
+            cause["url"] = reverse("offerings:instance-list") + cause["url"]
+    return causes
+
+
+def listing_context(request: HttpRequest) -> tuple[dict, int] | HttpResponse:
+    """What the filter page's partials need, for the preset query; an export answers at once.
+
+    The same steps as `offerings.views.instance_list`; `tests/content/test_interconnect_page.py`
+    fails if that view's context gains a name this one lacks.
+    """
+    listing = parse_listing_query(request.GET, InstanceType.objects.for_table())
+    rates = RateTable()
+    if listing.is_valid and listing.options["format"]:
+        return listing_views.export(request, listing, rates)
+    page = listing_views.paginate(listing) if listing.is_valid else None
+    currency = listing.options["currency"] if listing.is_valid else "USD"
+    rows = attach_row_offers(page.object_list) if page else []
+    with_display_prices(rows, rates, currency)
+    form = listing.filterset.form
+    for name, messages in listing.errors.items():
+        if name in form.fields and name not in form.errors:
+            form.add_error(name, messages)
+    if listing.is_valid:
+        with_interconnect_badges(rows, listing.filterset.chosen_bases())
+    compare_ids, compare_url = listing_views.compare_selection(request.GET)
+    feed_query = request.GET.copy()
+    for name in listing_views.LISTING_OPTIONS:
+        feed_query.pop(name, None)
+    empty = page is not None and page.paginator.count == 0
+    context = {
+        "form": form,
+        "errors": listing.errors,
+        "compare_ids": compare_ids,
+        "facets": facet_counts(listing),
+        "compare_url": compare_url,
+        "page": page,
+        "rows": rows,
+        "currency": currency,
+        "display_rate": rates.display_rate(currency),
+        "rates": rates,
+        "presets": PRESETS,
+        "sort": listing.options["sort"] if listing.is_valid else "price_gpu_hour",
+        "query": request.GET.urlencode(),
+        "feed_url": reverse("feed-price-changes") + f"?{feed_query.urlencode()}",
+        "availability": listing_views.availability_known(listing),
+        "empty_causes": empty_result_causes(request.GET, form) if empty else [],
+        "stale_hours": settings.PRICE_STALE_AFTER_HOURS,
+        "interconnect_badges": True,
+        "interconnect_empty": gettext("either (this page's default)"),
+        "interconnect_choices": interconnect_choices(),
+        "interconnect_current": request.GET.get(PRESET[0]),
+    }
+    return context, 200 if listing.is_valid else 400
+
+
+@require_safe
+@vary_on_headers("HX-Request")
+@versioned
+def nvlink_infiniband(request: HttpRequest) -> HttpResponse:
+    """The table preset to `interconnect=either`, the account of both, and the page's FAQ."""
+    # Every link the partials build from the query (sort, pages, exports, compare) then names
+    # the preset, so it survives a move to the filter page.
+    request.GET = preset_query(request.GET)
+    built = listing_context(request)
+    if isinstance(built, HttpResponse):
+        return built
+    context, status = built
+    if request.headers.get("HX-Request") == "true":
+        fragment = "content/_nvlink_infiniband_fragment.html"
+        return render(request, fragment, context, status=status)
+    language = get_language()
+    entries = faq_entries(
+        language,
+        absolute=lambda path: absolute_url(request, path),
+        faq=interconnect_faq.FAQ,
+    )
+    context |= {
+        "faq_entries": entries,
+        "jsonld": faq_jsonld(entries, language),
+        "explainer_url": reverse("offerings:learn"),
+    }
+    templates = [f"content/nvlink_infiniband.{language}.html", "content/nvlink_infiniband.en.html"]
+    return render(request, templates, context, status=status)

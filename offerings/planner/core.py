@@ -1,0 +1,170 @@
+"""The cluster planner: every way to get N GPUs on one fabric, as shapes of the catalog's types.
+
+A shape is one instance type bought one way (price kind and term) at that kind's cheapest
+matching region, with the smallest node count whose GPUs reach the request. It is feasible when
+one node is enough, or when the type's fabric is known to be self-serve multi-node and the node
+count is within its stated limit (an unknown limit is a warning, not a reason). A type with no
+matching price gives one shape without a price, unless a price filter is given. Infeasible shapes
+are listed after the feasible ones with their reason, never hidden.
+
+Pure: it takes rows and their offers (already filtered by the listing's filters) and returns
+shapes; the view does the database work and the estimator adds a job's figures.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from decimal import Decimal
+
+from django.utils.translation import gettext as _
+
+from offerings.models import FabricTechnology, InstanceType, LinkTechnology, Offer
+from offerings.money import RateTable
+
+MAX_GPUS = 100_000
+LINKED = frozenset({LinkTechnology.NVLINK, LinkTechnology.INFINITY_FABRIC})
+
+
+@dataclass
+class Shape:
+    """One way to buy the request: a type, how it is bought, and how many nodes it takes."""
+
+    instance: InstanceType
+    nodes: int
+    gpus: int
+    offer: Offer | None
+    price_per_hour_usd: Decimal | None
+    price_per_gpu_hour_usd: Decimal | None
+    reason: str | None = None
+    warnings: list[str] = field(default_factory=list)
+    # Filled by the estimator when a job is given.
+    estimate: dict | None = None
+    # The ways the type can be bought (offerings.purchase), for the page.
+    modes: list = field(default_factory=list)
+
+    @property
+    def feasible(self) -> bool:
+        return self.reason is None
+
+    @property
+    def fabric_gbits_per_s_per_gpu(self) -> float | None:
+        total = self.instance.fabric.bandwidth_gbits_per_s
+        return None if total is None else total / self.instance.gpu_count
+
+    @property
+    def one_nvlink_domain(self) -> bool | None:
+        """Whether all the shape's GPUs share one NVLink (or Infinity Fabric) domain."""
+        link = getattr(self.instance, "gpu_link", None)
+        if link is None or link.technology == LinkTechnology.UNKNOWN:
+            return None
+        if link.technology not in LINKED:
+            return self.gpus == 1
+        if link.domain_size is None:
+            return None
+        return link.domain_size >= self.gpus
+
+    @property
+    def cost_per_billion_tokens(self) -> float | None:
+        return (self.estimate or {}).get("cost_per_billion_tokens_usd")
+
+
+def nodes_for(gpus: int, per_node: int) -> int:
+    return max(1, math.ceil(gpus / per_node))
+
+
+def feasibility(instance: InstanceType, nodes: int) -> tuple[str | None, list[str]]:
+    """Why a shape of `nodes` nodes cannot be booked self-serve (None if it can), and warnings."""
+    fabric = instance.fabric
+    warnings: list[str] = []
+    if fabric.sales_only:
+        return _("sold through sales only"), warnings
+    if nodes == 1:
+        return None, warnings
+    if fabric.multi_node is False:
+        return _("no self-serve multi-node booking (one node, or sales only)"), warnings
+    if fabric.multi_node is None:
+        return _("self-serve multi-node booking is not stated for this type"), warnings
+    if fabric.technology == FabricTechnology.UNKNOWN:
+        return _("the network between nodes is unknown"), warnings
+    if fabric.max_nodes is None:
+        warnings.append(
+            _("the largest self-serve cluster is not stated: %(n)s nodes may need a quota request")
+            % {"n": nodes}
+        )
+    elif nodes > fabric.max_nodes:
+        return (
+            _("needs %(n)s nodes; the largest self-serve cluster is %(max)s")
+            % {"n": nodes, "max": fabric.max_nodes}
+        ), warnings
+    return None, warnings
+
+
+def cheapest_by_way(offers: Iterable[Offer]) -> dict[tuple[str, int], Offer]:
+    """(kind, term) -> the offer with the lowest USD price per GPU-hour (ties: region code)."""
+    best: dict[tuple[str, int], Offer] = {}
+    for offer in offers:
+        if offer.price_per_gpu_hour_usd is None:
+            continue
+        way = (offer.kind, offer.term_months)
+        held = best.get(way)
+        key = (offer.price_per_gpu_hour_usd, offer.region.code, offer.pk)
+        if held is None or key < (held.price_per_gpu_hour_usd, held.region.code, held.pk):
+            best[way] = offer
+    return best
+
+
+def shapes_for(
+    rows: Iterable[InstanceType],
+    offers: dict[int, list[Offer]],
+    gpus: int,
+    rates: RateTable,
+    *,
+    priced_only: bool = False,
+    max_price_per_hour: Decimal | None = None,
+) -> list[Shape]:
+    """Every shape of the rows: one per (type, kind, term) at its cheapest region, or one unpriced
+    shape for a type with no matching price (unless `priced_only`)."""
+    shapes: list[Shape] = []
+    for row in rows:
+        nodes = nodes_for(gpus, row.gpu_count)
+        reason, warnings = feasibility(row, nodes)
+        ways = cheapest_by_way(offers.get(row.pk, ()))
+        if not ways and not priced_only and max_price_per_hour is None:
+            shapes.append(
+                Shape(row, nodes, nodes * row.gpu_count, None, None, None, reason, warnings)
+            )
+            continue
+        for offer in ways.values():
+            rate = rates.usd_per_unit(offer.currency, offer.exchange_rate_date)
+            if rate is None:
+                continue
+            total = offer.price_per_hour * rate * nodes
+            if max_price_per_hour is not None and total > max_price_per_hour:
+                continue
+            shapes.append(
+                Shape(
+                    row,
+                    nodes,
+                    nodes * row.gpu_count,
+                    offer,
+                    total,
+                    offer.price_per_gpu_hour_usd,
+                    reason,
+                    list(warnings),
+                )
+            )
+    return shapes
+
+
+def ranked(shapes: list[Shape], by_job: bool) -> list[Shape]:
+    """Feasible first; then by cost per billion tokens (with a job) or by price per hour; a
+    missing figure last; ties by instance id, then price kind and term."""
+
+    def key(shape: Shape):
+        figure = shape.cost_per_billion_tokens if by_job else shape.price_per_hour_usd
+        way = (shape.offer.kind, shape.offer.term_months) if shape.offer else ("", 0)
+        return (not shape.feasible, figure is None, figure or 0, shape.instance.pk, way)
+
+    return sorted(shapes, key=key)

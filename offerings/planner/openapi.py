@@ -1,0 +1,156 @@
+"""`/api/plan` in the OpenAPI document (offerings/openapi.py assembles the whole)."""
+
+from __future__ import annotations
+
+from offerings.planner.core import MAX_GPUS
+
+NULLABLE_INT = {"type": "integer", "nullable": True}
+NULLABLE_NUMBER = {"type": "number", "nullable": True}
+NULLABLE_BOOL = {"type": "boolean", "nullable": True}
+NULLABLE_STRING = {"type": "string", "nullable": True}
+
+SHAPE = {
+    "type": "object",
+    "required": [
+        "instance",
+        "nodes",
+        "gpus",
+        "feasible",
+        "reason",
+        "warnings",
+        "region",
+        "available",
+        "price_kind",
+        "term_months",
+        "price_per_hour_usd",
+        "price_per_gpu_hour_usd",
+        "fabric",
+        "fabric_gbits_per_s_per_gpu",
+        "one_nvlink_domain",
+    ],
+    "properties": {
+        "instance": {
+            "type": "object",
+            "properties": {
+                "id": {"type": "integer"},
+                "provider": {"type": "string"},
+                "name": {"type": "string"},
+                "url": {"type": "string", "format": "uri"},
+            },
+        },
+        "nodes": {
+            "type": "integer",
+            "description": "The smallest node count whose GPUs reach the request",
+        },
+        "gpus": {"type": "integer", "description": "nodes x GPUs per node"},
+        "feasible": {
+            "type": "boolean",
+            "description": "Bookable self-serve: one node, or a known self-serve multi-node "
+            "fabric within its stated node limit",
+        },
+        "reason": {**NULLABLE_STRING, "description": "Why it is not feasible; null if it is"},
+        "warnings": {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": "e.g. an unstated node limit, which leaves the shape feasible",
+        },
+        "region": {**NULLABLE_STRING, "description": "The price kind's cheapest matching region"},
+        "available": NULLABLE_BOOL,
+        "price_kind": {
+            **NULLABLE_STRING,
+            "enum": ["on-demand", "spot", "reserved", "capacity-block", None],
+        },
+        "term_months": NULLABLE_INT,
+        "price_per_hour_usd": {
+            **NULLABLE_NUMBER,
+            "description": "nodes x the instance's price per hour; null without a price",
+        },
+        "price_per_gpu_hour_usd": NULLABLE_NUMBER,
+        "fabric": {"type": "string", "description": "The fabric technology between nodes"},
+        "fabric_gbits_per_s_per_gpu": NULLABLE_NUMBER,
+        "one_nvlink_domain": {
+            **NULLABLE_BOOL,
+            "description": "Whether every GPU of the shape is in one NVLink (or Infinity "
+            "Fabric) domain; null when the domain is unknown",
+        },
+        "step_s": {**NULLABLE_NUMBER, "description": "With a job: the estimator's step time"},
+        "efficiency": {**NULLABLE_NUMBER, "description": "With a job"},
+        "cost_per_billion_tokens_usd": {**NULLABLE_NUMBER, "description": "With a job"},
+    },
+}
+
+OPERATION = {
+    "operationId": "planCluster",
+    "summary": "Every shape that gives N GPUs: instance type, price kind and node count",
+    "description": "One result per (instance type, price kind, term) at that kind's cheapest "
+    "matching region (a type with no price gives one result without a price, unless a price "
+    "filter is given), at the smallest node count whose GPUs reach `gpus`. Feasible shapes "
+    "first, then by cost_per_billion_tokens_usd when a job (params_b, mode, ...) is given, else "
+    "by price_per_hour_usd; a missing figure last; ties by instance id. Paginated like "
+    "/api/instances. The listing's filters restrict the instances (max_gpu_hour and price_kind "
+    "the offers); the estimator's nodes parameter is ignored.",
+}
+
+
+def parameters(listing: list[dict], job: list[dict]) -> list[dict]:
+    """`gpus`, `max_price_per_hour`, the listing's filters and the estimator's job parameters."""
+    own = [
+        {
+            "name": "gpus",
+            "in": "query",
+            "required": True,
+            "description": "GPUs needed",
+            "schema": {"type": "integer", "minimum": 1, "maximum": MAX_GPUS},
+        },
+        {
+            "name": "max_price_per_hour",
+            "in": "query",
+            "required": False,
+            "allowEmptyValue": True,
+            "description": "Budget for the whole shape, USD per hour",
+            "schema": {"type": "number", "minimum": 0, "exclusiveMinimum": True},
+        },
+    ]
+    names = {p["name"] for p in own} | {"nodes"}
+    seen: set[str] = set()
+    rest = []
+    for parameter in [*listing, *job]:
+        name = parameter["name"]
+        if name in names or name in seen or name == "ids":
+            continue
+        seen.add(name)
+        rest.append({**parameter, "required": False})
+    return [*own, *rest]
+
+
+def path_item(listing: list[dict], job: list[dict], error: dict, rate_limited: dict) -> dict:
+    return {
+        "get": {
+            **OPERATION,
+            "parameters": parameters(listing, job),
+            "responses": {
+                "200": {
+                    "description": "A page of the ranked shapes",
+                    "content": {
+                        "application/json": {
+                            "schema": {
+                                "type": "object",
+                                "required": ["count", "next", "results", "assumptions"],
+                                "properties": {
+                                    "count": {"type": "integer"},
+                                    "next": {"type": "string", "format": "uri", "nullable": True},
+                                    "results": {"type": "array", "items": SHAPE},
+                                    "assumptions": {"type": "object"},
+                                },
+                            }
+                        }
+                    },
+                },
+                "400": {
+                    "description": "Invalid parameters (gpus is required)",
+                    "content": {"application/json": {"schema": error}},
+                },
+                "429": rate_limited,
+            },
+        }
+    }

@@ -1,0 +1,204 @@
+"""`GET /api/plan` and `/plan/`: the shapes that give N GPUs, feasible first."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
+
+from django.core.paginator import Page, Paginator
+from django.db.models import Q
+from django.http import HttpRequest, HttpResponse, JsonResponse, QueryDict
+from django.shortcuts import render
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
+from django.views.decorators.http import require_safe
+
+from offerings.estimator import core as estimator
+from offerings.estimator.estimation import assumptions as estimator_assumptions
+from offerings.estimator.page import MODE_LABELS
+from offerings.filters import ListingQuery, invalid_parameters, parse_listing_query
+from offerings.listing import detail_path, money
+from offerings.models import InstanceType, Offer
+from offerings.money import RateTable
+from offerings.planner import core
+from offerings.planner.jobs import JOB_PARAMETERS, Job, estimate_shapes, parse_job
+from offerings.purchase import purchase_modes_of, serialize_purchase_modes
+
+PLAN_PARAMETERS = frozenset({"gpus", "max_price_per_hour"})
+
+
+@dataclass
+class PlanQuery:
+    gpus: int | None
+    max_price_per_hour: Decimal | None
+    listing: ListingQuery
+    job: Job | None
+    errors: dict[str, list[str]] = field(default_factory=dict)
+    asked: bool = True
+
+    @property
+    def is_valid(self) -> bool:
+        return not self.errors
+
+
+def parse_plan_query(query: QueryDict, *, required: bool = True) -> PlanQuery:
+    """Validate `gpus`, `max_price_per_hour`, the job and the listing's filters, all at once."""
+    errors: dict[str, list[str]] = {}
+    gpus = None
+    raw = query.get("gpus", "").strip()
+    if not raw:
+        if required:
+            errors["gpus"] = [
+                _("Give the number of GPUs you need (1 to %(max)s).") % {"max": core.MAX_GPUS}
+            ]
+    else:
+        try:
+            gpus = int(raw)
+            if not 1 <= gpus <= core.MAX_GPUS:
+                raise ValueError
+        except ValueError:
+            errors["gpus"] = [
+                _("Give a whole number of GPUs from 1 to %(max)s.") % {"max": core.MAX_GPUS}
+            ]
+            gpus = None
+    budget = None
+    raw = query.get("max_price_per_hour", "").strip()
+    if raw:
+        try:
+            budget = Decimal(raw)
+            if not budget.is_finite() or budget <= 0:
+                raise InvalidOperation
+        except InvalidOperation:
+            errors["max_price_per_hour"] = [_("Give a positive amount in US dollars per hour.")]
+            budget = None
+    listing = parse_listing_query(query, extra=PLAN_PARAMETERS | JOB_PARAMETERS)
+    errors.update(listing.errors)
+    job, job_errors = parse_job(query)
+    errors.update(job_errors)
+    return PlanQuery(gpus, budget, listing, job, errors, asked=bool(query))
+
+
+def plan(query: PlanQuery) -> list[core.Shape]:
+    """Every shape for the request, ranked."""
+    filterset = query.listing.filterset
+    # for_listing: each row's purchase modes (curated, and the kinds its prices show) come along.
+    rows = list(filterset.filter_rows(InstanceType.objects.for_listing()).order_by("pk"))
+    conditions = filterset.price_conditions()
+    offers: dict[int, list[Offer]] = {}
+    found = (
+        Offer.objects.current()
+        .filter(instance__in=[row.pk for row in rows])
+        .filter(conditions if conditions is not None else Q())
+        .select_related("region")
+    )
+    for offer in found:
+        offers.setdefault(offer.instance_id, []).append(offer)
+    shapes = core.shapes_for(
+        rows,
+        offers,
+        query.gpus,
+        RateTable(),
+        priced_only=conditions is not None,
+        max_price_per_hour=query.max_price_per_hour,
+    )
+    if query.job is not None:
+        estimate_shapes(shapes, query.job)
+    return core.ranked(shapes, by_job=query.job is not None)
+
+
+def serialize_shape(shape: core.Shape, absolute) -> dict:
+    instance = shape.instance
+    offer = shape.offer
+    item = {
+        "instance": {
+            "id": instance.pk,
+            "provider": instance.provider.slug,
+            "name": instance.name,
+            "url": absolute(detail_path(instance)),
+        },
+        "nodes": shape.nodes,
+        "gpus": shape.gpus,
+        "feasible": shape.feasible,
+        "reason": shape.reason,
+        "warnings": shape.warnings,
+        "region": offer.region.code if offer else None,
+        "available": offer.available if offer else None,
+        "price_kind": offer.kind if offer else None,
+        "term_months": offer.term_months if offer else None,
+        "price_per_hour_usd": money(shape.price_per_hour_usd),
+        "price_per_gpu_hour_usd": money(shape.price_per_gpu_hour_usd),
+        "fabric": instance.fabric.technology,
+        "fabric_gbits_per_s_per_gpu": shape.fabric_gbits_per_s_per_gpu,
+        "one_nvlink_domain": shape.one_nvlink_domain,
+        "purchase_modes": serialize_purchase_modes(instance),
+    }
+    if shape.estimate is not None:
+        item.update(shape.estimate)
+    return item
+
+
+def _page(shapes: list[core.Shape], query: PlanQuery) -> Page | None:
+    options = query.listing.options
+    paginator = Paginator(shapes, options["page_size"], allow_empty_first_page=True)
+    if options["page"] > paginator.num_pages:
+        query.errors["page"] = [
+            ngettext(
+                "There is only %(n)s page.", "There are only %(n)s pages.", paginator.num_pages
+            )
+            % {"n": paginator.num_pages}
+        ]
+        return None
+    return paginator.page(options["page"])
+
+
+def assumptions(query: PlanQuery) -> dict:
+    return {
+        "gpus": query.gpus,
+        "max_price_per_hour_usd": float(query.max_price_per_hour)
+        if query.max_price_per_hour
+        else None,
+        "ranking": "cost_per_billion_tokens_usd" if query.job else "price_per_hour_usd",
+        "job": estimator_assumptions(query.job) if query.job else None,
+    }
+
+
+@require_safe
+def api_plan(request: HttpRequest) -> JsonResponse:
+    """`GET /api/plan`: one page of the ranked shapes."""
+    query = parse_plan_query(request.GET)
+    if not query.is_valid:
+        return invalid_parameters(query.errors)
+    page = _page(plan(query), query)
+    if page is None:
+        return invalid_parameters(query.errors)
+    next_url = None
+    if page.has_next():
+        following = request.GET.copy()
+        following["page"] = page.next_page_number()
+        next_url = request.build_absolute_uri(f"{request.path}?{following.urlencode()}")
+    body = {
+        "count": page.paginator.count,
+        "next": next_url,
+        "results": [serialize_shape(shape, request.build_absolute_uri) for shape in page],
+        "assumptions": assumptions(query),
+    }
+    return JsonResponse(body, json_dumps_params={"ensure_ascii": False, "allow_nan": False})
+
+
+@require_safe
+def plan_page(request: HttpRequest) -> HttpResponse:
+    """`/plan/`: the form and its shapes, in the page's language."""
+    query = parse_plan_query(request.GET, required=bool(request.GET))
+    page = None
+    if query.asked and query.is_valid and query.gpus is not None:
+        page = _page(plan(query), query)
+        for shape in page or ():
+            shape.modes = purchase_modes_of(shape.instance)
+    context = {
+        "query": query,
+        "form": query.listing.filterset.form,
+        "page": page,
+        "feasible": sum(1 for shape in page.paginator.object_list if shape.feasible) if page else 0,
+        "modes": [(value, MODE_LABELS[value]) for value in estimator.MODES],
+    }
+    return render(request, "planner/plan.html", context)

@@ -1,0 +1,184 @@
+"""The cluster planner: `/api/plan` and `/plan/` on the small catalog of traps (tests/conftest.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from offerings.models import Fabric, GpuModel
+
+pytestmark = pytest.mark.usefixtures("catalog")
+
+
+@pytest.fixture(autouse=True)
+def computable_h100(catalog):
+    """The estimator needs the GPU's dense BF16 rate (NVIDIA's H100 SXM figure)."""
+    GpuModel.objects.filter(slug="h100-sxm").update(bf16_dense_tflops=989.4)
+
+
+def plan(client, query: str) -> dict:
+    response = client.get(f"/api/plan?{query}")
+    assert response.status_code == 200, response.content
+    return response.json()
+
+
+def by_name(body: dict) -> dict:
+    shapes: dict = {}
+    for item in body["results"]:
+        shapes.setdefault(item["instance"]["name"], []).append(item)
+    return shapes
+
+
+def test_gpus_add_up_and_prices_are_nodes_times_the_instance_price(client):
+    body = plan(client, "gpus=64&gpu=h100-sxm")
+    shapes = by_name(body)
+    ib = {item["price_kind"]: item for item in shapes["ib.8x"]}
+    assert (ib["on-demand"]["nodes"], ib["on-demand"]["gpus"]) == (8, 64)
+    assert ib["on-demand"]["price_per_hour_usd"] == 8 * 24.00
+    assert ib["spot"]["price_per_hour_usd"] == 8 * 8.00
+    assert ib["spot"]["price_per_gpu_hour_usd"] == 1.00
+    assert ib["on-demand"]["fabric"] == "infiniband"
+    assert ib["on-demand"]["fabric_gbits_per_s_per_gpu"] == 400
+    # One NVSwitch board of 8 is not one domain for 64 GPUs.
+    assert ib["on-demand"]["one_nvlink_domain"] is False
+    # A type with no price gives one shape without a price.
+    (mystery,) = shapes["mystery.8x"]
+    assert mystery["price_per_hour_usd"] is None
+    assert mystery["price_kind"] is None
+
+
+def test_feasible_shapes_come_first_and_the_rest_say_why(client):
+    body = plan(client, "gpus=16&gpu=h100-sxm")
+    feasible = [item["feasible"] for item in body["results"]]
+    assert feasible == sorted(feasible, reverse=True)
+    reasons = {item["instance"]["name"]: item["reason"] for item in body["results"]}
+    assert reasons["ib.8x"] is None
+    assert "not stated" in reasons["mystery.8x"]  # unknown multi-node booking
+    # Feasible shapes by total price per hour: the spot IB shape (2 x 8.00) first.
+    first = body["results"][0]
+    assert (first["instance"]["name"], first["price_kind"]) == ("ib.8x", "spot")
+
+
+def test_unknown_max_nodes_stays_feasible_with_a_warning_and_a_stated_one_binds(client, catalog):
+    body = plan(client, "gpus=16&provider=aws&gpu=h100-sxm")
+    efa = by_name(body)["efa.8x"][0]
+    assert efa["feasible"] is True
+    assert any("not stated" in warning for warning in efa["warnings"])
+    Fabric.objects.filter(instance=catalog["ib"]).update(max_nodes=1)
+    ib = by_name(plan(client, "gpus=16&gpu=h100-sxm"))["ib.8x"][0]
+    assert ib["feasible"] is False
+    assert "largest self-serve cluster is 1" in ib["reason"]
+
+
+def test_one_node_needs_no_fabric_and_a_single_node_type_cannot_grow(client):
+    small = by_name(plan(client, "gpus=4&gpu=l40s"))["pcie.4x"][0]
+    assert (small["nodes"], small["feasible"]) == (1, True)
+    big = by_name(plan(client, "gpus=8&gpu=l40s"))["pcie.4x"][0]
+    assert (big["nodes"], big["feasible"]) == (2, False)
+    assert "no self-serve multi-node booking" in big["reason"]
+
+
+def test_budgets_exclude_dearer_and_unpriced_shapes(client):
+    names = {
+        (i["instance"]["name"], i["price_kind"])
+        for i in plan(client, "gpus=16&max_price_per_hour=50")["results"]
+    }
+    # ib: 2 x 24 = 48 and 2 x 8 = 16 fit; efa 2 x 40 = 80 does not; unpriced shapes are out.
+    assert ("ib.8x", "on-demand") in names
+    assert ("ib.8x", "spot") in names
+    assert not any(name == "efa.8x" for name, _ in names)
+    assert not any(kind is None for _, kind in names)
+    per_gpu = plan(client, "gpus=16&max_gpu_hour=2")["results"]
+    assert {(i["instance"]["name"], i["price_kind"]) for i in per_gpu} == {
+        ("ib.8x", "spot"),
+        ("pcie.4x", "reserved"),
+        ("2A6000.20V", "on-demand"),
+    }
+
+
+def test_rdma_only_and_price_kind_filters_apply(client):
+    names = {i["instance"]["name"] for i in plan(client, "gpus=16&rdma=true")["results"]}
+    assert names == {"ib.8x", "efa.8x"}
+    kinds = {i["price_kind"] for i in plan(client, "gpus=8&price_kind=spot")["results"]}
+    assert kinds == {"spot"}
+
+
+def test_with_a_job_shapes_carry_the_estimate_and_rank_by_cost_per_token(client):
+    body = plan(client, "gpus=16&gpu=h100-sxm&params_b=7&mode=train-fsdp")
+    assert body["assumptions"]["ranking"] == "cost_per_billion_tokens_usd"
+    costed = [i for i in body["results"] if i["cost_per_billion_tokens_usd"] is not None]
+    assert costed
+    assert all(i["step_s"] > 0 and 0 < i["efficiency"] <= 1 for i in costed)
+    feasible_costs = [
+        i["cost_per_billion_tokens_usd"]
+        for i in body["results"]
+        if i["feasible"] and i["cost_per_billion_tokens_usd"] is not None
+    ]
+    assert feasible_costs == sorted(feasible_costs)
+
+
+def test_the_estimate_agrees_with_the_estimator_api(client):
+    shape = next(
+        i
+        for i in plan(client, "gpus=16&gpu=h100-sxm&params_b=7&mode=train-fsdp")["results"]
+        if i["instance"]["name"] == "tcpx-8g"
+    )
+    estimate = client.get(
+        "/api/estimate?params_b=7&mode=train-fsdp&nodes=2&gpu=h100-sxm&provider=gcp"
+    ).json()
+    (row,) = [r for r in estimate["results"] if r["nodes"] == 2]
+    assert shape["step_s"] is not None
+    assert shape["step_s"] == row["step_s"]
+    assert shape["cost_per_billion_tokens_usd"] == row["cost_per_billion_tokens_usd"]
+
+
+@pytest.mark.parametrize(
+    ("query", "field"),
+    [
+        ("", "gpus"),
+        ("gpus=0", "gpus"),
+        ("gpus=100001", "gpus"),
+        ("gpus=eight", "gpus"),
+        ("gpus=8&max_price_per_hour=-1", "max_price_per_hour"),
+        ("gpus=8&max_price_per_hour=nan", "max_price_per_hour"),
+        ("gpus=8&gpu=nope", "gpu"),
+        ("gpus=8&params_b=70&mode=sing", "mode"),
+        ("gpus=8&page=99", "page"),
+    ],
+)
+def test_bad_input_gets_a_clear_400_naming_the_field(client, query, field):
+    response = client.get(f"/api/plan?{query}")
+    assert response.status_code == 400
+    body = response.json()
+    assert body["error"] == "invalid_parameters"
+    assert field in body["fields"]
+
+
+def test_pages_share_one_ranking(client):
+    whole = plan(client, "gpus=8&page_size=200")["results"]
+    first = plan(client, "gpus=8&page_size=3")
+    second = client.get(first["next"]).json()
+    assert first["results"] + second["results"] == whole[:6]
+    assert first["count"] == len(whole)
+
+
+@pytest.mark.parametrize("prefix", ["", "/zh-hans"])
+def test_the_page_lists_shapes_in_both_languages(client, prefix):
+    response = client.get(f"{prefix}/plan/?gpus=16&gpu=h100-sxm")
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "ib.8x" in html
+    assert "/instances/aws/ib-8x/" in html
+    if prefix:
+        assert 'lang="zh-hans"' in html
+    blank = client.get(f"{prefix}/plan/")
+    assert blank.status_code == 200
+    assert b'name="gpus"' in blank.content
+
+
+def test_each_shape_says_how_the_type_can_be_bought(client):
+    shapes = by_name(plan(client, "gpus=8&gpu=h100-sxm"))
+    kinds = {mode["kind"] for mode in shapes["ib.8x"][0]["purchase_modes"]}
+    assert kinds == {"on-demand", "spot"}  # the kinds its stored prices show
+    assert shapes["mystery.8x"][0]["purchase_modes"] == []
+    html = client.get("/plan/?gpus=8&gpu=h100-sxm").content.decode()
+    assert "Ways to buy it:" in html
