@@ -17,7 +17,7 @@ from django.urls import reverse
 from offerings import platform
 from offerings.models import InstanceType, LinkTechnology, Offer
 from offerings.money import RateTable
-from offerings.purchase import serialize_purchase_modes
+from offerings.pricing.purchase import serialize_purchase_modes
 
 FOUR_PLACES = Decimal("0.0001")
 USD = "USD"

@@ -26,7 +26,7 @@ from django_ratelimit.decorators import ratelimit
 from offerings import openapi
 from offerings.caching import versioned
 from offerings.comparison import compare_table
-from offerings.diagrams import price_history_svg, topology_svg
+from offerings.drawing.diagrams import price_history_svg, topology_svg
 from offerings.facets import facet_counts
 from offerings.filters import (
     ListingQuery,
@@ -44,7 +44,7 @@ from offerings.listing import (
 from offerings.models import GpuModel, InstanceType, LinkTechnology, Offer, Provider, ScrapeRun
 from offerings.money import RateTable
 from offerings.presets import PRESETS
-from offerings.price_pages import price_links
+from offerings.pricing.price_pages import price_links
 
 
 def paginate(listing: ListingQuery):

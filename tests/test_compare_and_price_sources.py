@@ -9,7 +9,7 @@ from decimal import Decimal
 import pytest
 
 from offerings.models import Offer, PriceObservation, Region
-from offerings.price_pages import PRICE_PAGES, price_links
+from offerings.pricing.price_pages import PRICE_PAGES, price_links
 from tests.conftest import make_instance, make_offer
 
 pytestmark = pytest.mark.usefixtures("lazy_loads_raise")
@@ -71,8 +71,9 @@ AWS_ENDPOINT = (
 def test_a_price_read_from_an_api_links_the_price_page_with_the_endpoint_beside_it(client, catalog):
     Offer.objects.filter(instance=catalog["ib"]).update(source_url=AWS_ENDPOINT)
     body = client.get("/instances/aws/ib-8x/").content.decode()
-    page = body.index('href="https://aws.amazon.com/ec2/pricing/on-demand/"')
-    endpoint = body.index(f'href="{AWS_ENDPOINT}"')
+    prices = body.index('<section id="prices">')  # (purchase modes above link their sources too)
+    page = body.index('href="https://aws.amazon.com/ec2/pricing/on-demand/"', prices)
+    endpoint = body.index(f'href="{AWS_ENDPOINT}"', prices)
     assert page < endpoint < body.index("</tr>", page)  # in the same cell, after the page
     assert "read from its API" in body
 

@@ -1,7 +1,7 @@
 """The explainer's diagrams as server-rendered SVG: no script, no inline style (the CSP forbids
-both); shapes, drawn with `offerings.svg.Pen`, carry classes styled in static/css/content.css,
-labels go through gettext and `escape`, and every bar length comes from `offerings.content.facts`.
-"""
+both); shapes, drawn with `offerings.drawing.svg.Pen`, carry classes styled in
+static/css/content.css, labels go through gettext and `escape`, and every bar length comes from
+`offerings.content.facts`."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from django.utils.translation import gettext as _
 
 from offerings.content.facts import stated_figures
 from offerings.content.markup import format_figure
-from offerings.svg import Pen
+from offerings.drawing.svg import Pen
 
 PEN = Pen("g")  # coordinates without trailing zeros
 

@@ -41,7 +41,7 @@ class Shape:
     warnings: list[str] = field(default_factory=list)
     # Filled by the estimator when a job is given.
     estimate: dict | None = None
-    # The ways the type can be bought (offerings.purchase), for the page.
+    # The ways the type can be bought (offerings.pricing.purchase), for the page.
     modes: list = field(default_factory=list)
 
     @property

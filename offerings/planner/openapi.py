@@ -119,7 +119,8 @@ def parameters(listing: list[dict], job: list[dict]) -> list[dict]:
         if name in names or name in seen or name == "ids":
             continue
         seen.add(name)
-        rest.append({**parameter, "required": False})
+        # Optional here, so an empty value means absent, as on every optional parameter.
+        rest.append({**parameter, "required": False, "allowEmptyValue": True})
     return [*own, *rest]
 
 

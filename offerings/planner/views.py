@@ -22,7 +22,7 @@ from offerings.models import InstanceType, Offer
 from offerings.money import RateTable
 from offerings.planner import core
 from offerings.planner.jobs import JOB_PARAMETERS, Job, estimate_shapes, parse_job
-from offerings.purchase import purchase_modes_of, serialize_purchase_modes
+from offerings.pricing.purchase import purchase_modes_of, serialize_purchase_modes
 
 PLAN_PARAMETERS = frozenset({"gpus", "max_price_per_hour"})
 
