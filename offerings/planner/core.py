@@ -20,11 +20,53 @@ from decimal import Decimal
 
 from django.utils.translation import gettext as _
 
-from offerings.models import FabricTechnology, InstanceType, LinkTechnology, Offer
+from offerings.models import FabricTechnology, InstanceType, LinkTechnology, OfferKind
 from offerings.money import RateTable
 
 MAX_GPUS = 100_000
 LINKED = frozenset({LinkTechnology.NVLINK, LinkTechnology.INFINITY_FABRIC})
+
+
+@dataclass(frozen=True)
+class PlanRegion:
+    code: str
+
+
+@dataclass(frozen=True)
+class PlanOffer:
+    """The fields of a current offer the planner reads (rows, not model instances: at catalog
+    scale the planner reads thousands of them)."""
+
+    pk: int
+    instance_id: int
+    kind: str
+    term_months: int
+    price_per_hour: Decimal
+    currency: str
+    exchange_rate_date: object
+    price_per_gpu_hour_usd: Decimal | None
+    available: bool | None
+    region: PlanRegion
+
+    FIELDS = (
+        "pk",
+        "instance_id",
+        "kind",
+        "term_months",
+        "price_per_hour",
+        "currency",
+        "exchange_rate_date",
+        "price_per_gpu_hour_usd",
+        "available",
+        "region__code",
+    )
+
+    @classmethod
+    def of(cls, row: tuple) -> PlanOffer:
+        return cls(*row[:-1], region=PlanRegion(row[-1]))
+
+    def get_kind_display(self) -> str:
+        return str(OfferKind(self.kind).label)
 
 
 @dataclass
@@ -34,7 +76,7 @@ class Shape:
     instance: InstanceType
     nodes: int
     gpus: int
-    offer: Offer | None
+    offer: PlanOffer | None
     price_per_hour_usd: Decimal | None
     price_per_gpu_hour_usd: Decimal | None
     reason: str | None = None
@@ -101,9 +143,9 @@ def feasibility(instance: InstanceType, nodes: int) -> tuple[str | None, list[st
     return None, warnings
 
 
-def cheapest_by_way(offers: Iterable[Offer]) -> dict[tuple[str, int], Offer]:
+def cheapest_by_way(offers: Iterable[PlanOffer]) -> dict[tuple[str, int], PlanOffer]:
     """(kind, term) -> the offer with the lowest USD price per GPU-hour (ties: region code)."""
-    best: dict[tuple[str, int], Offer] = {}
+    best: dict[tuple[str, int], PlanOffer] = {}
     for offer in offers:
         if offer.price_per_gpu_hour_usd is None:
             continue
@@ -117,7 +159,7 @@ def cheapest_by_way(offers: Iterable[Offer]) -> dict[tuple[str, int], Offer]:
 
 def shapes_for(
     rows: Iterable[InstanceType],
-    offers: dict[int, list[Offer]],
+    offers: dict[int, list[PlanOffer]],
     gpus: int,
     rates: RateTable,
     *,

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 
 from django.core.paginator import Page, Paginator
-from django.db.models import Q
+from django.db.models import Prefetch, Q, prefetch_related_objects
 from django.http import HttpRequest, HttpResponse, JsonResponse, QueryDict
 from django.shortcuts import render
 from django.utils.translation import gettext as _
@@ -18,11 +18,11 @@ from offerings.estimator.estimation import assumptions as estimator_assumptions
 from offerings.estimator.page import MODE_LABELS
 from offerings.filters import ListingQuery, invalid_parameters, parse_listing_query
 from offerings.listing import detail_path, money
-from offerings.models import InstanceType, Offer
+from offerings.models import InstanceType, Offer, PurchaseMode
 from offerings.money import RateTable
 from offerings.planner import core
 from offerings.planner.jobs import JOB_PARAMETERS, Job, estimate_shapes, parse_job
-from offerings.pricing.purchase import purchase_modes_of, serialize_purchase_modes
+from offerings.pricing.purchase import purchase_modes_of
 
 PLAN_PARAMETERS = frozenset({"gpus", "max_price_per_hour"})
 
@@ -79,19 +79,25 @@ def parse_plan_query(query: QueryDict, *, required: bool = True) -> PlanQuery:
 
 
 def plan(query: PlanQuery) -> list[core.Shape]:
-    """Every shape for the request, ranked."""
+    """Every shape for the request, ranked: the matching rows, then each row's cheapest current
+    offer per (price kind, term) in one DISTINCT ON query."""
     filterset = query.listing.filterset
-    # for_listing: each row's purchase modes (curated, and the kinds its prices show) come along.
-    rows = list(filterset.filter_rows(InstanceType.objects.for_listing()).order_by("pk"))
+    matching = filterset.filter_rows(InstanceType.objects.for_table())
+    rows = list(matching.order_by("pk"))
     conditions = filterset.price_conditions()
-    offers: dict[int, list[Offer]] = {}
-    found = (
+    offers: dict[int, list[core.PlanOffer]] = {}
+    cheapest = (
         Offer.objects.current()
-        .filter(instance__in=[row.pk for row in rows])
+        .filter(instance__in=matching.values("pk"), price_per_gpu_hour_usd__isnull=False)
         .filter(conditions if conditions is not None else Q())
-        .select_related("region")
+        .order_by(
+            "instance_id", "kind", "term_months", "price_per_gpu_hour_usd", "region__code", "pk"
+        )
+        .distinct("instance_id", "kind", "term_months")
+        .values_list(*core.PlanOffer.FIELDS)
     )
-    for offer in found:
+    for row in cheapest:
+        offer = core.PlanOffer.of(row)
         offers.setdefault(offer.instance_id, []).append(offer)
     shapes = core.shapes_for(
         rows,
@@ -104,6 +110,24 @@ def plan(query: PlanQuery) -> list[core.Shape]:
     if query.job is not None:
         estimate_shapes(shapes, query.job)
     return core.ranked(shapes, by_job=query.job is not None)
+
+
+def with_purchase_modes(shapes: list[core.Shape]) -> None:
+    """Load the purchase modes (curated, and the kinds current prices show) of the shown rows only."""
+    instances = list({shape.instance.pk: shape.instance for shape in shapes}.values())
+    prefetch_related_objects(
+        instances,
+        Prefetch(
+            "offers",
+            queryset=Offer.objects.current().select_related("region"),
+            to_attr="current_offers",
+        ),
+        Prefetch(
+            "purchase_modes", queryset=PurchaseMode.objects.all(), to_attr="listed_purchase_modes"
+        ),
+    )
+    for shape in shapes:
+        shape.modes = purchase_modes_of(shape.instance)
 
 
 def serialize_shape(shape: core.Shape, absolute) -> dict:
@@ -130,7 +154,7 @@ def serialize_shape(shape: core.Shape, absolute) -> dict:
         "fabric": instance.fabric.technology,
         "fabric_gbits_per_s_per_gpu": shape.fabric_gbits_per_s_per_gpu,
         "one_nvlink_domain": shape.one_nvlink_domain,
-        "purchase_modes": serialize_purchase_modes(instance),
+        "purchase_modes": [mode.as_json() for mode in shape.modes],
     }
     if shape.estimate is not None:
         item.update(shape.estimate)
@@ -176,6 +200,7 @@ def api_plan(request: HttpRequest) -> JsonResponse:
         following = request.GET.copy()
         following["page"] = page.next_page_number()
         next_url = request.build_absolute_uri(f"{request.path}?{following.urlencode()}")
+    with_purchase_modes(page.object_list)
     body = {
         "count": page.paginator.count,
         "next": next_url,
@@ -192,8 +217,8 @@ def plan_page(request: HttpRequest) -> HttpResponse:
     page = None
     if query.asked and query.is_valid and query.gpus is not None:
         page = _page(plan(query), query)
-        for shape in page or ():
-            shape.modes = purchase_modes_of(shape.instance)
+        if page is not None:
+            with_purchase_modes(page.object_list)
     context = {
         "query": query,
         "form": query.listing.filterset.form,

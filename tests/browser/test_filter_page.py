@@ -4,6 +4,7 @@ import re
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -36,7 +37,7 @@ def test_the_back_button_restores_the_previous_filters(page, catalog):
     page.go_back()
     page.wait_for_url(re.compile(r"/$"))
     page.wait_for_function("document.querySelectorAll('#results tbody tr').length === 6")
-    assert page.input_value("#id_nvlink") == ""
+    expect(page.locator("#id_nvlink")).to_have_value("")
 
 
 def test_sorting_by_a_column_header_flips_the_order(page, catalog):
@@ -119,7 +120,7 @@ def test_a_column_sort_is_shown_in_the_sort_menu_and_kept_by_the_next_filter(pag
     page.click("th:has-text('GPUs') a")
     page.wait_for_url(re.compile(r"sort=gpu_count"))
     page.wait_for_function("() => document.querySelector('th[aria-sort=ascending]') !== null")
-    assert page.input_value("#id_sort") == "gpu_count"
+    expect(page.locator("#id_sort")).to_have_value("gpu_count")  # synced once htmx settles
     page.select_option("#id_nvlink", "true")
     page.wait_for_url(re.compile(r"nvlink=true"))
     wait_for_rows(page, 4)
@@ -237,7 +238,8 @@ def test_an_empty_result_names_the_filters_that_emptied_it_and_drops_one(page, c
     page.wait_for_url(re.compile(r"/\?nvlink=false$"))
     wait_for_rows(page, 1)
     assert row_names(page) == ["pcie.4x"]
-    assert page.input_value("#id_geo") == ""  # the form forgot it too
+    # The form forgets it too, once htmx has settled the swap (it syncs the form then).
+    expect(page.locator("#id_geo")).to_have_value("")
     page.select_option("#id_nvswitch", "false")
     page.wait_for_url(re.compile(r"nvswitch=false"))
     assert "geo=" not in page.url
