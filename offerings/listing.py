@@ -12,10 +12,17 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 from decimal import ROUND_HALF_EVEN, Decimal
 
+from django.db.models import prefetch_related_objects
 from django.urls import reverse
 
 from offerings import platform
-from offerings.models import InstanceType, LinkTechnology, Offer
+from offerings.models import (
+    CollectiveResult,
+    InstanceType,
+    LinkTechnology,
+    Offer,
+    collective_results_prefetch,
+)
 from offerings.money import RateTable
 from offerings.pricing.purchase import serialize_purchase_modes
 
@@ -47,6 +54,36 @@ def attach_row_offers(instances: Iterable[InstanceType]) -> list[InstanceType]:
         chosen_id = getattr(row, "row_offer_id", None)
         row.row_offer = next((o for o in row.current_offers if o.pk == chosen_id), None)
     return rows
+
+
+def attach_collective_results(rows: list[InstanceType]) -> list[InstanceType]:
+    """Load the published collective results of a page of rows, in one query."""
+    prefetch_related_objects(rows, collective_results_prefetch())
+    return rows
+
+
+def collective_results_of(instance: InstanceType) -> list[CollectiveResult]:
+    """The row's published collective results: prefetched by `attach_collective_results` (one
+    query a page), else one query."""
+    listed = getattr(instance, "listed_collective_results", None)
+    if listed is not None:
+        return list(listed)
+    prefetch_related_objects([instance], collective_results_prefetch())
+    return list(instance.listed_collective_results)
+
+
+def serialize_collective_result(result: CollectiveResult) -> dict:
+    return {
+        "collective": result.collective,
+        "nodes": result.nodes,
+        "gpus": result.gpus,
+        "message_bytes": result.message_bytes,
+        "busbw_gbytes_per_s": float(result.busbw_gbytes_per_s),
+        "basis": result.basis,
+        "source_url": result.source_url,
+        "verified_at": result.verified_at.isoformat() if result.verified_at else None,
+        "notes": result.notes,
+    }
 
 
 def offer_usd(offer: Offer, gpu_count: int, rates: RateTable) -> tuple[Decimal | None, ...]:
@@ -187,6 +224,9 @@ def serialize_instance(
         "price": serialize_offer(row_offer, count, rates, now) if row_offer else None,
         "prices": [serialize_offer(o, count, rates, now) for o in instance.current_offers],
         "purchase_modes": serialize_purchase_modes(instance),
+        "collective_results": [
+            serialize_collective_result(result) for result in collective_results_of(instance)
+        ],
         "sources": sources_of(instance),
         "verified_at": instance.verified_at.isoformat() if instance.verified_at else None,
         "url": build_absolute_uri(detail_path(instance)),
@@ -213,7 +253,7 @@ def flatten(item: dict, currency: str, rates: RateTable) -> dict:
     """One CSV row: nested objects joined by `_`, lists by spaces, prices in `currency`."""
     flat: dict = {}
     for key, value in item.items():
-        if key in ("prices", "purchase_modes"):
+        if key in ("prices", "purchase_modes", "collective_results"):
             continue
         if key == "price":
             price = value or {}
@@ -300,6 +340,7 @@ EMPTY_ITEM = {
     "price": None,
     "prices": [],
     "purchase_modes": [],
+    "collective_results": [],
     "sources": [],
     "verified_at": None,
     "url": None,

@@ -23,6 +23,7 @@ from django.utils.translation import gettext_lazy as _
 
 from offerings.platform import FABRIC_BASIS_FIELDS, LINK_FIELDS
 from offerings.schemas import (
+    COLLECTIVES,
     NON_RDMA_FABRICS,
     PURCHASE_KINDS,
     RDMA_FABRICS,
@@ -391,6 +392,22 @@ class InstanceTypeQuerySet(models.QuerySet):
                 to_attr="listed_purchase_modes",
             ),
         )
+
+    def with_collective_results(self) -> InstanceTypeQuerySet:
+        """Rows with their published collective results (`listed_collective_results`), in one
+        more query."""
+        return self.prefetch_related(collective_results_prefetch())
+
+
+def collective_results_prefetch() -> models.Prefetch:
+    """The published collective results of a batch of types, in the order the pages list them."""
+    return models.Prefetch(
+        "collective_results",
+        queryset=CollectiveResult.objects.order_by(
+            "collective", "nodes", "gpus", "message_bytes", "source_url"
+        ),
+        to_attr="listed_collective_results",
+    )
 
 
 class InstanceType(Curated):
@@ -987,6 +1004,100 @@ class ProviderReadiness(Curated):
                 errors[name] = "Leave this empty: it is not this fact's field."
         if errors:
             raise ValidationError(errors)
+
+
+# -- published collective benchmarks --------------------------------------------------------------
+
+
+class Collective(models.TextChoices):
+    # nccl-tests' own names (its binaries without `_perf`): the names the sources print.
+    ALL_REDUCE = "all_reduce", "all_reduce"
+    ALL_GATHER = "all_gather", "all_gather"
+    REDUCE_SCATTER = "reduce_scatter", "reduce_scatter"
+    ALLTOALL = "alltoall", "alltoall"
+    BROADCAST = "broadcast", "broadcast"
+    REDUCE = "reduce", "reduce"
+    SENDRECV = "sendrecv", "sendrecv"
+
+
+assert tuple(Collective.values) == COLLECTIVES
+
+
+class CollectiveResult(Curated):
+    """One published collective benchmark (nccl-tests or the like) run on an instance type: the
+    bus bandwidth it reported at one message size and node count, with its source and basis.
+
+    `load_catalog` loads the results the estimator is calibrated to
+    (`offerings.estimator.calibration`); curators add more in the admin.
+    """
+
+    Collective = Collective
+    BASES = (FactBasis.PROVIDER, FactBasis.THIRD_PARTY)
+
+    instance = models.ForeignKey(
+        InstanceType, on_delete=models.CASCADE, related_name="collective_results"
+    )
+    collective = models.CharField(max_length=20, choices=Collective.choices)
+    nodes = models.PositiveIntegerField()
+    gpus = models.PositiveIntegerField("GPUs", help_text="GPUs in the run, all nodes together.")
+    message_bytes = models.BigIntegerField(help_text="Message size in bytes (1 GiB = 1073741824).")
+    busbw_gbytes_per_s = models.DecimalField(
+        "bus bandwidth (GB/s)",
+        max_digits=10,
+        decimal_places=3,
+        help_text="Bus bandwidth as nccl-tests reports it (busbw), GB/s.",
+    )
+    basis = models.CharField(
+        max_length=12,
+        choices=[(b.value, b.label) for b in BASES],
+        help_text="Provider: the provider's own publication; third party: anyone else's.",
+    )
+    notes = models.TextField(blank=True)
+
+    class Meta:
+        verbose_name = "published collective result"
+        ordering = ["instance", "collective", "nodes", "gpus", "message_bytes", "source_url"]
+        constraints = [
+            http_url_check("collectiveresult"),
+            models.UniqueConstraint(
+                fields=["instance", "collective", "nodes", "gpus", "message_bytes", "source_url"],
+                name="collectiveresult_one_per_run",
+                violation_error_message="This type already has this result from this source.",
+            ),
+            models.CheckConstraint(
+                condition=Q(collective__in=Collective.values),
+                name="collectiveresult_collective_valid",
+                violation_error_message="Choose one of nccl-tests' collectives (all_reduce, ...).",
+            ),
+            models.CheckConstraint(
+                condition=Q(basis__in=[FactBasis.PROVIDER, FactBasis.THIRD_PARTY]),
+                name="collectiveresult_basis_valid",
+                violation_error_message="Choose provider or third-party.",
+            ),
+            models.CheckConstraint(
+                condition=Q(nodes__gt=0) & Q(gpus__gte=F("nodes")),
+                name="collectiveresult_gpus_cover_nodes",
+                violation_error_message="A run has at least one node and one GPU per node.",
+            ),
+            models.CheckConstraint(
+                condition=Q(message_bytes__gt=0),
+                name="collectiveresult_message_positive",
+                violation_error_message="The message size is more than zero bytes.",
+            ),
+            models.CheckConstraint(
+                condition=Q(busbw_gbytes_per_s__gt=0),
+                name="collectiveresult_busbw_positive",
+                violation_error_message="The bus bandwidth is more than zero.",
+            ),
+            models.CheckConstraint(
+                condition=~Q(source_url="") & Q(verified_at__isnull=False),
+                name="collectiveresult_sourced",
+                violation_error_message="A published result needs the URL that states it and the day it was checked.",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.collective} {self.nodes} x {self.gpus // self.nodes} GPUs, {self.message_bytes} B"
 
 
 # -- money ---------------------------------------------------------------------------------------

@@ -8,7 +8,7 @@ from offerings import platform
 from offerings.estimator import openapi as estimator_openapi
 from offerings.filters import REPEATABLE, InstanceFilterSet, RegionField, StrictBooleanField
 from offerings.planner import openapi as planner_openapi
-from offerings.schemas import PURCHASE_KINDS, READINESS_FACTS, READINESS_FLAGS
+from offerings.schemas import COLLECTIVES, PURCHASE_KINDS, READINESS_FACTS, READINESS_FLAGS
 
 NULLABLE_INT = {"type": "integer", "nullable": True}
 NULLABLE_NUMBER = {"type": "number", "nullable": True}
@@ -225,6 +225,39 @@ PURCHASE_MODE = {
     },
 }
 
+COLLECTIVE_RESULT = {
+    "type": "object",
+    "description": "One published collective benchmark (nccl-tests or the like) run on the type: "
+    "the bus bandwidth it reported at one message size and node count, with its source.",
+    "required": [
+        "collective",
+        "nodes",
+        "gpus",
+        "message_bytes",
+        "busbw_gbytes_per_s",
+        "basis",
+        "source_url",
+        "verified_at",
+        "notes",
+    ],
+    "properties": {
+        "collective": {"type": "string", "enum": list(COLLECTIVES)},
+        "nodes": {"type": "integer", "minimum": 1},
+        "gpus": {"type": "integer", "minimum": 1, "description": "GPUs in the run, all nodes."},
+        "message_bytes": {"type": "integer", "minimum": 1},
+        "busbw_gbytes_per_s": {
+            "type": "number",
+            "minimum": 0,
+            "exclusiveMinimum": True,
+            "description": "Bus bandwidth as nccl-tests reports it (busbw), GB/s.",
+        },
+        "basis": {"type": "string", "enum": ["provider", "third-party"]},
+        "source_url": {"type": "string", "format": "uri"},
+        "verified_at": {"type": "string", "format": "date"},
+        "notes": {"type": "string", "description": "The run's configuration, in English."},
+    },
+}
+
 INSTANCE = {
     "type": "object",
     "required": [
@@ -244,6 +277,7 @@ INSTANCE = {
         "price",
         "prices",
         "purchase_modes",
+        "collective_results",
         "sources",
         "verified_at",
         "url",
@@ -275,6 +309,12 @@ INSTANCE = {
             "items": PURCHASE_MODE,
             "description": "Every sourced way to buy the type, on-demand first; empty when no "
             "source on record says.",
+        },
+        "collective_results": {
+            "type": "array",
+            "items": COLLECTIVE_RESULT,
+            "description": "Published collective benchmarks run on the type, by collective, "
+            "nodes, GPUs and message size; empty when none is on record.",
         },
         "sources": {"type": "array", "items": {"type": "string", "format": "uri"}},
         "verified_at": {"type": "string", "format": "date", "nullable": True},

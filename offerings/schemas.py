@@ -262,6 +262,40 @@ class PurchaseModeIn(Sourced):
         return self.term_months if self.kind == "reserved" else 0
 
 
+# The collectives nccl-tests measures, by the names of its binaries without `_perf`.
+COLLECTIVES: tuple[str, ...] = (
+    "all_reduce",
+    "all_gather",
+    "reduce_scatter",
+    "alltoall",
+    "broadcast",
+    "reduce",
+    "sendrecv",
+)
+
+
+class CollectiveResultIn(Sourced):
+    """One published collective benchmark (nccl-tests or the like) run on a catalog type."""
+
+    provider: ProviderSlug
+    instance: Slug
+    collective: Literal[
+        "all_reduce", "all_gather", "reduce_scatter", "alltoall", "broadcast", "reduce", "sendrecv"
+    ]
+    nodes: int = Field(gt=0, le=100_000)
+    gpus: int = Field(gt=0, le=1_000_000, description="GPUs in the run, all nodes together")
+    message_bytes: int = Field(gt=0, le=2**50)
+    busbw_gbytes_per_s: Decimal = Field(gt=0, max_digits=10, decimal_places=3)
+    basis: Literal["provider", "third-party"]
+    notes: str = ""
+
+    @model_validator(mode="after")
+    def _gpus_cover_nodes(self) -> CollectiveResultIn:
+        if self.gpus < self.nodes:
+            raise ValueError("a run has at least one GPU per node")
+        return self
+
+
 class PriceIn(Frozen):
     """A curated price, in the currency the provider charges."""
 

@@ -36,6 +36,7 @@ from offerings.filters import (
 )
 from offerings.forms import CorrectionForm
 from offerings.listing import (
+    attach_collective_results,
     attach_row_offers,
     render_csv,
     serialize_instance,
@@ -66,7 +67,9 @@ def export(request: HttpRequest, listing: ListingQuery, rates: RateTable) -> Htt
     """Every matching row, unpaged, in the page's order, as a CSV or JSON download."""
     # Exports carry every current price of a row (the API's shape), so they filter the rows
     # that come with all their offers.
-    rows = attach_row_offers(listing.filterset.filter_queryset(InstanceType.objects.for_listing()))
+    rows = attach_collective_results(
+        attach_row_offers(listing.filterset.filter_queryset(InstanceType.objects.for_listing()))
+    )
     now = timezone.now()
     items = [serialize_instance(row, rates, now, request.build_absolute_uri) for row in rows]
     fmt = listing.options["format"]
@@ -250,7 +253,7 @@ def api_instances(request: HttpRequest) -> JsonResponse:
     now = timezone.now()
     results = [
         serialize_instance(row, rates, now, request.build_absolute_uri)
-        for row in attach_row_offers(page.object_list)
+        for row in attach_collective_results(attach_row_offers(page.object_list))
     ]
     next_url = None
     if page.has_next():
@@ -303,7 +306,9 @@ def _detail_context(instance: InstanceType, form: CorrectionForm | None = None) 
 
 def _visible_instance(provider: str, slug: str) -> InstanceType:
     rows = attach_row_offers(
-        InstanceType.objects.for_listing().filter(provider__slug=provider, slug=slug)
+        InstanceType.objects.for_listing()
+        .with_collective_results()
+        .filter(provider__slug=provider, slug=slug)
     )
     if not rows:
         raise Http404("No such instance type")

@@ -8,6 +8,7 @@ from django.db import IntegrityError, transaction
 
 from offerings.models import (
     CatalogVersion,
+    CollectiveResult,
     CorrectionReport,
     ExchangeRate,
     Fabric,
@@ -60,6 +61,20 @@ def _fact(c, **fields):
         "verified_at": NOW.date(),
     } | fields
     return ProviderReadiness.objects.create(provider=c["provider"], **values)
+
+
+def _result(c, **fields):
+    values = {
+        "collective": "all_reduce",
+        "nodes": 2,
+        "gpus": 16,
+        "message_bytes": 2**30,
+        "busbw_gbytes_per_s": Decimal("455.85"),
+        "basis": "third-party",
+        "source_url": SOURCE,
+        "verified_at": NOW.date(),
+    } | fields
+    return CollectiveResult.objects.create(instance=c["instance"], **values)
 
 
 BAD_ROWS = {
@@ -263,6 +278,15 @@ BAD_ROWS = {
     "readiness_value_fits_fact": lambda c: _fact(c, fact="max_self_serve_gpus", flag=None),
     "readiness_fabrics_known": lambda c: _fact(c, fact="fabrics", flag=None, fabrics=["nvlink"]),
     "readiness_sourced": lambda c: _fact(c, source_url=""),
+    # Published collective results: one per run and source, positive figures, sourced and dated.
+    "collectiveresult_source_url_http": lambda c: _result(c, source_url=JS_URL),
+    "collectiveresult_one_per_run": lambda c: [_result(c) for _ in range(2)],
+    "collectiveresult_collective_valid": lambda c: _result(c, collective="all_the_things"),
+    "collectiveresult_basis_valid": lambda c: _result(c, basis="platform"),
+    "collectiveresult_gpus_cover_nodes": lambda c: _result(c, nodes=4, gpus=2),
+    "collectiveresult_message_positive": lambda c: _result(c, message_bytes=0),
+    "collectiveresult_busbw_positive": lambda c: _result(c, busbw_gbytes_per_s=Decimal("0")),
+    "collectiveresult_sourced": lambda c: _result(c, verified_at=None),
 }
 
 
@@ -334,3 +358,11 @@ def test_valid_purchase_modes_and_readiness_facts_are_accepted(context):
     _fact(context, fact="egress_usd_per_gb", flag=None, usd_per_gb=Decimal("0"))
     _fact(context, fact="max_self_serve_gpus", flag=None, gpus=64)
     assert PurchaseMode.objects.count() == 3
+
+
+def test_valid_collective_results_are_accepted(context):
+    _result(context)
+    _result(context, message_bytes=8 * 2**30)  # another size of the same run
+    _result(context, source_url="https://other.example/nccl")  # the same run, another source
+    _result(context, nodes=1, gpus=8, basis="provider", collective="all_gather")
+    assert CollectiveResult.objects.count() == 4

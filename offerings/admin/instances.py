@@ -10,7 +10,14 @@ from django.http import HttpRequest
 from offerings import services
 from offerings.admin.base import CuratedForm, LockingAdminMixin, titled
 from offerings.admin.prices import OfferInline
-from offerings.models import Fabric, GpuLink, InstanceType, Offer, PurchaseMode
+from offerings.models import (
+    CollectiveResult,
+    Fabric,
+    GpuLink,
+    InstanceType,
+    Offer,
+    PurchaseMode,
+)
 
 
 class PriceFreshnessFilter(admin.SimpleListFilter):
@@ -73,6 +80,25 @@ class PurchaseModeInline(admin.StackedInline):
     readonly_fields = ["fixture_digest"]
     verbose_name = "purchase mode"
     verbose_name_plural = "purchase modes (each from a source; a stored price of a kind counts too)"
+
+
+class CollectiveResultInline(admin.StackedInline):
+    """Published collective benchmarks run on the type (nccl-tests or the like), each sourced."""
+
+    model = CollectiveResult
+    form = CuratedForm
+    extra = 0
+    fields = [
+        ("collective", "nodes", "gpus"),
+        ("message_bytes", "busbw_gbytes_per_s"),
+        ("source_url", "verified_at", "basis"),
+        "notes",
+        "locked_fields",
+        "fixture_digest",
+    ]
+    readonly_fields = ["fixture_digest"]
+    verbose_name = "published collective result"
+    verbose_name_plural = "published collective results (bus bandwidth as the source reports it)"
 
 
 @admin.register(InstanceType)
@@ -144,7 +170,13 @@ class InstanceTypeAdmin(LockingAdminMixin, admin.ModelAdmin):
             },
         ),
     ]
-    inlines = [GpuLinkInline, FabricInline, PurchaseModeInline, OfferInline]
+    inlines = [
+        GpuLinkInline,
+        FabricInline,
+        PurchaseModeInline,
+        CollectiveResultInline,
+        OfferInline,
+    ]
     actions = ["mark_verified", "hide", "unhide", "lock_all_fields", "unlock_all_fields"]
 
     def get_queryset(self, request):
@@ -308,4 +340,30 @@ class PurchaseModeAdmin(LockingAdminMixin, admin.ModelAdmin):
     list_select_related = ["instance__provider"]
     autocomplete_fields = ["instance"]
     ordering = ["instance__provider__slug", "instance__slug", "kind", "term_months"]
+    readonly_fields = ["fixture_digest"]
+
+
+@admin.register(CollectiveResult)
+class CollectiveResultAdmin(LockingAdminMixin, admin.ModelAdmin):
+    list_display = [
+        "instance",
+        "collective",
+        "nodes",
+        "gpus",
+        "message_bytes",
+        "busbw_gbytes_per_s",
+        "basis",
+        "verified_at",
+    ]
+    list_filter = ["collective", "basis", "nodes", "instance__provider"]
+    search_fields = ["instance__name", "instance__slug", "instance__provider__slug", "source_url"]
+    list_select_related = ["instance__provider"]
+    autocomplete_fields = ["instance"]
+    ordering = [
+        "instance__provider__slug",
+        "instance__slug",
+        "collective",
+        "nodes",
+        "message_bytes",
+    ]
     readonly_fields = ["fixture_digest"]

@@ -27,6 +27,8 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
+from datetime import date
+from decimal import Decimal
 
 from offerings.estimator.collectives import allreduce_busbw
 from offerings.estimator.core import (
@@ -36,6 +38,7 @@ from offerings.estimator.core import (
     GpuLinkSpec,
     InstanceSpec,
 )
+from offerings.schemas import CollectiveResultIn
 
 GIB = 2**30
 
@@ -83,6 +86,11 @@ class CalibrationPoint:
     ring_only: bool = False  # NCCL_ALGO=Ring in the test: no in-switch reduction (NVLS)
     fitted: bool = True  # False: an out-of-sample check, reported but not fitted to
     note: str = ""
+    # The catalog type the run used, as "provider/slug", where the source names one: its detail
+    # page shows the result (load_catalog stores it through `catalog_results`). "provider" basis:
+    # the provider published it; anyone else's is third party.
+    catalog_instance: str = ""
+    basis: str = "third-party"
 
 
 CALIBRATION_POINTS: tuple[CalibrationPoint, ...] = (
@@ -100,6 +108,8 @@ CALIBRATION_POINTS: tuple[CalibrationPoint, ...] = (
             published_busbw_gbytes_per_s=busbw,
             fitted=fitted,
             note="A100 has no NVLink SHARP, so this is a ring whatever the page header says.",
+            catalog_instance="azure/standard-nd96amsr-a100-v4",
+            basis="provider",
         )
         for label, size, busbw, fitted in (
             ("1 GiB", GIB, 228.10, True),
@@ -116,6 +126,7 @@ CALIBRATION_POINTS: tuple[CalibrationPoint, ...] = (
         nodes=1,
         message_bytes=1 * GIB,
         published_busbw_gbytes_per_s=230.77,
+        catalog_instance="aws/p4d-24xlarge",
     ),
     *(
         CalibrationPoint(
@@ -130,6 +141,8 @@ CALIBRATION_POINTS: tuple[CalibrationPoint, ...] = (
             published_busbw_gbytes_per_s=busbw,
             ring_only=True,
             fitted=fitted,
+            catalog_instance="azure/standard-nd128isr-ndr-gb200-v6",
+            basis="provider",
         )
         for label, size, busbw, fitted in (
             ("1 GiB", GIB, 646.87, True),
@@ -151,6 +164,8 @@ CALIBRATION_POINTS: tuple[CalibrationPoint, ...] = (
             fitted=fitted,
             note="NVIDIA/nccl-tests#212 (sjeaugey): with NVLink SHARP 8 GPUs reach ~480 GB/s "
             "busbw; without it (NCCL_ALGO=RING) ~370 GB/s, 80% of the 450 GB/s line rate.",
+            catalog_instance="azure/standard-nd96isr-h100-v5",
+            basis="provider",
         )
         for label, size, busbw, fitted in (
             ("1 GiB", GIB, 466.35, True),
@@ -221,7 +236,9 @@ CALIBRATION_POINTS: tuple[CalibrationPoint, ...] = (
             message_bytes=size,
             published_busbw_gbytes_per_s=busbw,
             fitted=size == GIB,
-            note="Launch configuration: k8s/nccl_all_reduce_perf.yaml in the same repository.",
+            note="Launch configuration: k8s/nccl_all_reduce_perf.yaml in the same repository. "
+            "ml.p5.48xlarge is SageMaker's name for the p5.48xlarge node.",
+            catalog_instance="aws/p5-48xlarge",
         )
         for label, size, table in (
             ("1 GiB", GIB, ((2, 435.14), (4, 280.30), (8, 274.47), (16, 269.23), (32, 220.08))),
@@ -244,6 +261,7 @@ CALIBRATION_POINTS: tuple[CalibrationPoint, ...] = (
             fitted=size == GIB,
             note="8 x 400 Gb/s NDR per node is CoreWeave's HGX reference design, not stated on "
             "the page (interconnect_facts.md marks it unverified). Two-node runs only.",
+            catalog_instance="coreweave/nvidia-hgx-h200",
         )
         for label, size, busbw in (("512 MiB", GIB // 2, 421.59), ("1 GiB", GIB, 455.85))
     ),
@@ -262,6 +280,7 @@ CALIBRATION_POINTS: tuple[CalibrationPoint, ...] = (
             fitted=size == GIB,
             note="Machine type from the repository's name (an A3 Mega cluster recipe) and the "
             "H100 80GB HBM3 ranks, 8 per host.",
+            catalog_instance="gcp/a3-megagpu-8g",
         )
         for label, size, busbw in (("1 GiB", GIB, 297.86), ("8 GiB", 8 * GIB, 338.82))
     ),
@@ -386,3 +405,35 @@ def calibration_report(
         )
         for p in points
     ]
+
+
+#: The day the results above were read from their sources and recorded here.
+RECORDED_ON = date(2026, 11, 30)
+
+
+def catalog_results(
+    points: Sequence[CalibrationPoint] = CALIBRATION_POINTS,
+) -> list[CollectiveResultIn]:
+    """The points run on a catalog type, as published collective results for its detail page."""
+    results = []
+    for point in points:
+        if not point.catalog_instance:
+            continue
+        provider, slug = point.catalog_instance.split("/")
+        notes = point.configuration + (f". {point.note}" if point.note else "")
+        results.append(
+            CollectiveResultIn(
+                provider=provider,
+                instance=slug,
+                collective="all_reduce",
+                nodes=point.nodes,
+                gpus=point.nodes * point.instance.gpu_count,
+                message_bytes=point.message_bytes,
+                busbw_gbytes_per_s=Decimal(str(point.published_busbw_gbytes_per_s)),
+                basis=point.basis,
+                notes=notes,
+                source_url=point.source_url,
+                verified_at=RECORDED_ON,
+            )
+        )
+    return results

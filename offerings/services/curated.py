@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from offerings import platform
 from offerings.models import (
+    CollectiveResult,
     ExchangeRate,
     Fabric,
     GpuLink,
@@ -31,6 +32,7 @@ from offerings.models import (
 )
 from offerings.money import GPU_HOUR_PLACES, RateTable, gpu_hour_usd
 from offerings.schemas import (
+    CollectiveResultIn,
     ExchangeRateIn,
     GpuIn,
     InstanceIn,
@@ -182,6 +184,51 @@ def load_purchase_modes(
         )
         kept.append(row.pk)
     _remove_unlisted(PurchaseMode.objects.filter(instance=instance), kept, counts)
+
+
+def load_collective_results(entries: Iterable[CollectiveResultIn], counts: LoadCounts) -> None:
+    """Upsert published collective results on their run (type, collective, nodes, GPUs, message
+    size, source); a result whose type is not in the catalog is skipped, one no longer listed goes.
+    """
+    types = {
+        (row.provider.slug, row.slug): row
+        for row in InstanceType.objects.select_related("provider").filter(
+            slug__in={entry.instance for entry in entries}
+        )
+    }
+    kept = []
+    for entry in entries:
+        instance = types.get((entry.provider, entry.instance))
+        if instance is None:
+            continue
+        lookup = {
+            "instance": instance,
+            "collective": entry.collective,
+            "nodes": entry.nodes,
+            "gpus": entry.gpus,
+            "message_bytes": entry.message_bytes,
+            "source_url": str(entry.source_url),
+        }
+        values = {
+            "busbw_gbytes_per_s": entry.busbw_gbytes_per_s,
+            "basis": entry.basis,
+            "notes": entry.notes,
+            "verified_at": entry.verified_at,
+        }
+        entry_digest = digest(entry.model_dump(mode="json"))
+        # A curator who changed a loaded row's run (its nodes, size or source) keeps that row:
+        # its digest still names this entry, so the entry is not written again beside it.
+        row = (
+            CollectiveResult.objects.filter(instance=instance, fixture_digest=entry_digest)
+            .exclude(locked_fields=[])
+            .first()
+        )
+        if row is not None:
+            counts.add("collectiveresult", "unchanged")
+        else:
+            row = _upsert_curated(CollectiveResult, lookup, values, entry_digest, counts)
+        kept.append(row.pk)
+    _remove_unlisted(CollectiveResult.objects.all(), kept, counts)
 
 
 def _kept_basis(row: GpuLink | Fabric | None, basis: dict) -> dict:
@@ -347,8 +394,13 @@ def load_catalog(
     gpus: Iterable[GpuIn],
     rates: Iterable[ExchangeRateIn],
     providers: Iterable[ProviderCatalog],
+    collective_results: Iterable[CollectiveResultIn] | None = None,
 ) -> LoadCounts:
-    """Load validated fixtures in one transaction; a second load of the same files changes nothing."""
+    """Load validated fixtures in one transaction; a second load of the same files changes nothing.
+
+    `collective_results` (the estimator's recorded nccl-tests results) are loaded after the
+    types they ran on; None leaves the table as it is.
+    """
     counts = LoadCounts()
     for rate in rates:
         load_exchange_rate(rate, counts)
@@ -375,4 +427,6 @@ def load_catalog(
             if entry.gpu not in gpu_rows:
                 raise ValueError(f"{provider.slug}/{entry.name}: unknown GPU slug {entry.gpu!r}")
             load_instance(provider, entry, gpu_rows, regions, rate_book, counts)
+    if collective_results is not None:
+        load_collective_results(list(collective_results), counts)
     return counts

@@ -53,6 +53,17 @@ def plain_number(value) -> str:
 
 
 @register.filter
+def message_size(size_bytes: int | None) -> str:
+    """A message size in the binary units nccl-tests prints: 1073741824 -> 1 GiB."""
+    if not isinstance(size_bytes, int) or size_bytes <= 0:
+        return "—"
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if size_bytes >= scale:
+            return f"{plain_number(Decimal(size_bytes) / scale)} {unit}"
+    return f"{size_bytes} B"
+
+
+@register.filter
 def or_unknown(value) -> str:
     """Show a missing fact as 'unknown', never as blank or zero."""
     return _("unknown") if value in (None, "") else value

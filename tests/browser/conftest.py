@@ -20,6 +20,19 @@ def page(browser, live_server):
 
 
 @pytest.fixture
+def phone(browser, live_server):
+    """A 390 px wide phone, console errors collected as on `page`."""
+    context = browser.new_context(
+        viewport={"width": 390, "height": 844}, base_url=live_server.url, is_mobile=True
+    )
+    page = context.new_page()
+    page.console_errors = []
+    page.on("console", lambda m: page.console_errors.append(m.text) if m.type == "error" else None)
+    yield page
+    context.close()
+
+
+@pytest.fixture
 def page_without_js(browser, live_server):
     context = browser.new_context(
         viewport={"width": 1400, "height": 1000},

@@ -42,16 +42,6 @@ def test_a_reader_reports_a_correction_from_the_detail_page(page, catalog):
 # -- Issue 20: the compare button follows the reader; phones (390 px) see every row whole --------
 
 
-@pytest.fixture
-def phone(browser, live_server):
-    context = browser.new_context(
-        viewport={"width": 390, "height": 844}, base_url=live_server.url, is_mobile=True
-    )
-    page = context.new_page()
-    yield page
-    context.close()
-
-
 def many_rows(catalog, count=40):
     from offerings.models import Region
     from tests.conftest import NVSWITCH_8, make_instance, make_offer

@@ -11,18 +11,6 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
 @pytest.fixture
-def phone(browser, live_server):
-    context = browser.new_context(
-        viewport={"width": 390, "height": 844}, base_url=live_server.url, is_mobile=True
-    )
-    page = context.new_page()
-    page.console_errors = []
-    page.on("console", lambda m: page.console_errors.append(m.text) if m.type == "error" else None)
-    yield page
-    context.close()
-
-
-@pytest.fixture
 def ready(catalog):
     aws = Provider.objects.get(slug="aws")
     for fact, value in [

@@ -10,6 +10,7 @@ from django.db import DatabaseError
 from pydantic import ValidationError as SchemaError
 
 from offerings import services
+from offerings.estimator.calibration import catalog_results
 from offerings.schemas import ExchangeRateCatalog, GpuCatalog, ProviderCatalog
 
 
@@ -55,7 +56,8 @@ class Command(BaseCommand):
             for path in sorted((fixtures / "providers").glob("*.toml"))
         ]
         try:
-            counts = services.load_catalog(gpus, rates, providers)
+            # The published nccl-tests results the estimator records, on the types they ran on.
+            counts = services.load_catalog(gpus, rates, providers, catalog_results())
         except (ValueError, ValidationError, DatabaseError) as exc:
             raise CommandError(f"catalog not loaded, nothing written: {exc}") from None
         if verbosity:
