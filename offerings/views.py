@@ -8,6 +8,7 @@ comparison, a GPU and a provider; `/api/instances` and its OpenAPI document. The
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
 from django.conf import settings
 from django.contrib.postgres.aggregates import ArrayAgg
@@ -188,11 +189,17 @@ def availability_known(listing: ListingQuery) -> dict | None:
     )
 
 
-@require_safe
-@vary_on_headers("HX-Request")
-@versioned
-def instance_list(request: HttpRequest) -> HttpResponse:
-    """The filter page: one row per instance type; htmx asks for the results fragment only."""
+def listing_context(
+    request: HttpRequest,
+    *,
+    causes: Callable = empty_result_causes,
+    decorate: Callable | None = None,
+) -> tuple[dict, int] | HttpResponse:
+    """What the filter page's template needs for `request.GET` (an export answers at once).
+
+    Shared by the filter page and the pages built on its table (`/nvlink-infiniband/`): `causes`
+    names the filters that emptied a result, `decorate(rows, listing)` adds what a page shows more.
+    """
     # The page shows one price per row, so it needs no row's full list of offers.
     listing = parse_listing_query(request.GET, InstanceType.objects.for_table())
     rates = RateTable()
@@ -206,6 +213,8 @@ def instance_list(request: HttpRequest) -> HttpResponse:
     for name, messages in listing.errors.items():
         if name in form.fields and name not in form.errors:
             form.add_error(name, messages)  # show the contract's errors at their fields
+    if decorate is not None and listing.is_valid:
+        decorate(rows, listing)
     compare_ids, compare_url = compare_selection(request.GET)
     feed_query = request.GET.copy()
     for name in LISTING_OPTIONS:
@@ -228,13 +237,25 @@ def instance_list(request: HttpRequest) -> HttpResponse:
         "feed_url": reverse("feed-price-changes")
         + (f"?{feed_query.urlencode()}" if feed_query else ""),
         "availability": availability_known(listing),
-        "empty_causes": empty_result_causes(request.GET, form) if empty else [],
+        "empty_causes": causes(request.GET, form) if empty else [],
         "stale_hours": settings.PRICE_STALE_AFTER_HOURS,
     }
+    return context, 200 if listing.is_valid else 400
+
+
+@require_safe
+@vary_on_headers("HX-Request")
+@versioned
+def instance_list(request: HttpRequest) -> HttpResponse:
+    """The filter page: one row per instance type; htmx asks for the results fragment only."""
+    built = listing_context(request)
+    if isinstance(built, HttpResponse):
+        return built
+    context, status = built
     template = "offerings/instance_list.html"
     if request.headers.get("HX-Request") == "true":
         template += "#results"
-    return render(request, template, context, status=200 if listing.is_valid else 400)
+    return render(request, template, context, status=status)
 
 
 @require_safe

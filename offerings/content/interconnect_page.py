@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from django.conf import settings
 from django.http import HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import render
 from django.urls import reverse
@@ -24,12 +23,8 @@ from offerings.caching import versioned
 from offerings.content import interconnect_faq
 from offerings.content.faq import faq_entries, faq_jsonld
 from offerings.content.markup import absolute_url
-from offerings.facets import facet_counts
-from offerings.filters import NVLINK_TECHNOLOGIES, parse_listing_query
-from offerings.listing import attach_row_offers, with_display_prices
+from offerings.filters import NVLINK_TECHNOLOGIES
 from offerings.models import InstanceType
-from offerings.money import RateTable
-from offerings.presets import PRESETS
 from offerings.schemas import RDMA_FABRICS
 
 PRESET = ("interconnect", "either")
@@ -104,54 +99,25 @@ def empty_result_causes(query: QueryDict, form) -> list[dict]:
 
 
 def listing_context(request: HttpRequest) -> tuple[dict, int] | HttpResponse:
-    """What the filter page's partials need, for the preset query; an export answers at once.
+    """The filter page's context (`offerings.views.listing_context`) for the preset query, with
+    this page's badges and quick choices; an export answers at once."""
 
-    The same steps as `offerings.views.instance_list`; `tests/content/test_interconnect_page.py`
-    fails if that view's context gains a name this one lacks.
-    """
-    listing = parse_listing_query(request.GET, InstanceType.objects.for_table())
-    rates = RateTable()
-    if listing.is_valid and listing.options["format"]:
-        return listing_views.export(request, listing, rates)
-    page = listing_views.paginate(listing) if listing.is_valid else None
-    currency = listing.options["currency"] if listing.is_valid else "USD"
-    rows = attach_row_offers(page.object_list) if page else []
-    with_display_prices(rows, rates, currency)
-    form = listing.filterset.form
-    for name, messages in listing.errors.items():
-        if name in form.fields and name not in form.errors:
-            form.add_error(name, messages)
-    if listing.is_valid:
+    def badges(rows, listing) -> None:
         with_interconnect_badges(rows, listing.filterset.chosen_bases())
-    compare_ids, compare_url = listing_views.compare_selection(request.GET)
-    feed_query = request.GET.copy()
-    for name in listing_views.LISTING_OPTIONS:
-        feed_query.pop(name, None)
-    empty = page is not None and page.paginator.count == 0
-    context = {
-        "form": form,
-        "errors": listing.errors,
-        "compare_ids": compare_ids,
-        "facets": facet_counts(listing),
-        "compare_url": compare_url,
-        "page": page,
-        "rows": rows,
-        "currency": currency,
-        "display_rate": rates.display_rate(currency),
-        "rates": rates,
-        "presets": PRESETS,
-        "sort": listing.options["sort"] if listing.is_valid else "price_gpu_hour",
-        "query": request.GET.urlencode(),
-        "feed_url": reverse("feed-price-changes") + f"?{feed_query.urlencode()}",
-        "availability": listing_views.availability_known(listing),
-        "empty_causes": empty_result_causes(request.GET, form) if empty else [],
-        "stale_hours": settings.PRICE_STALE_AFTER_HOURS,
-        "interconnect_badges": True,
-        "interconnect_empty": gettext("either (this page's default)"),
-        "interconnect_choices": interconnect_choices(),
-        "interconnect_current": request.GET.get(PRESET[0]),
-    }
-    return context, 200 if listing.is_valid else 400
+
+    built = listing_views.listing_context(request, causes=empty_result_causes, decorate=badges)
+    if isinstance(built, HttpResponse):
+        return built
+    context, status = built
+    context.update(
+        {
+            "interconnect_badges": True,
+            "interconnect_empty": gettext("either (this page's default)"),
+            "interconnect_choices": interconnect_choices(),
+            "interconnect_current": request.GET.get(PRESET[0]),
+        }
+    )
+    return context, status
 
 
 @require_safe
