@@ -13,6 +13,7 @@ from decimal import Decimal
 import django_filters
 from django import forms
 from django.core.exceptions import ValidationError
+from django.core.paginator import Page, Paginator
 from django.db.models import (
     Case,
     Exists,
@@ -26,7 +27,7 @@ from django.db.models import (
     When,
 )
 from django.http import JsonResponse, QueryDict
-from django.utils.translation import gettext, gettext_lazy
+from django.utils.translation import gettext, gettext_lazy, ngettext
 
 from offerings.models import (
     FabricTechnology,
@@ -487,6 +488,20 @@ class ListingQuery:
     @property
     def is_valid(self) -> bool:
         return not self.errors
+
+    def page_of(self, items, errors: dict[str, list[str]]) -> Page | None:
+        """The requested page of `items` (rows, results or shapes), or None with an error for a
+        page past the last, written into `errors` (the caller's, which it reports)."""
+        paginator = Paginator(items, self.options["page_size"])
+        if self.options["page"] > paginator.num_pages:
+            errors["page"] = [
+                ngettext(
+                    "There is only %(n)s page.", "There are only %(n)s pages.", paginator.num_pages
+                )
+                % {"n": paginator.num_pages}
+            ]
+            return None
+        return paginator.page(self.options["page"])
 
     @property
     def options(self) -> dict:

@@ -12,13 +12,12 @@ from collections.abc import Callable
 
 from django.conf import settings
 from django.contrib.postgres.aggregates import ArrayAgg
-from django.core.paginator import Paginator
 from django.db.models import Count, Exists, OuterRef, Q
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
-from django.utils.translation import gettext, ngettext
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_POST, require_safe
 from django.views.decorators.vary import vary_on_headers
@@ -50,18 +49,8 @@ from offerings.pricing.price_pages import price_links
 
 
 def paginate(listing: ListingQuery):
-    """The requested page, or an error for a page past the end."""
-    options = listing.options
-    paginator = Paginator(listing.filterset.qs, options["page_size"])
-    if options["page"] > paginator.num_pages:
-        listing.errors["page"] = [
-            ngettext(
-                "There is only %(n)s page.", "There are only %(n)s pages.", paginator.num_pages
-            )
-            % {"n": paginator.num_pages}
-        ]
-        return None
-    return paginator.page(options["page"])
+    """The requested page of the matching rows, or an error for a page past the end."""
+    return listing.page_of(listing.filterset.qs, listing.errors)
 
 
 def export(request: HttpRequest, listing: ListingQuery, rates: RateTable) -> HttpResponse:

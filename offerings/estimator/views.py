@@ -19,11 +19,11 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from django.core.paginator import Page, Paginator
+from django.core.paginator import Page
 from django.http import HttpRequest, HttpResponse, JsonResponse, QueryDict
 from django.shortcuts import render
 from django.urls import reverse
-from django.utils.translation import gettext, gettext_noop, ngettext
+from django.utils.translation import gettext, gettext_noop
 from django.views.decorators.http import require_safe
 
 from offerings.estimator.chart import efficiency_chart
@@ -261,19 +261,10 @@ def run_estimate(query: EstimateQuery, absolute: Callable[[str], str]) -> Estima
     data["assumptions"]["rounding"] = (
         f"Every float in results is rounded to {SIGNIFICANT_DIGITS} significant digits."
     )
-    options = query.listing.options
-    paginator = Paginator(data["results"], options["page_size"])
-    if options["page"] > paginator.num_pages:
-        query.errors["page"] = [
-            ngettext(
-                "There is only %(n)s page.", "There are only %(n)s pages.", paginator.num_pages
-            )
-            % {"n": paginator.num_pages}
-        ]
+    page = query.listing.page_of(data["results"], query.errors)
+    if page is None:
         return None
-    return EstimateRun(
-        specs=specs, data=data, page=paginator.page(options["page"]), phrases=phrases
-    )
+    return EstimateRun(specs=specs, data=data, page=page, phrases=phrases)
 
 
 # --------------------------------------------------------------------------------------------

@@ -5,12 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 
-from django.core.paginator import Page, Paginator
 from django.db.models import Prefetch, Q, prefetch_related_objects
 from django.http import HttpRequest, HttpResponse, JsonResponse, QueryDict
 from django.shortcuts import render
 from django.utils.translation import gettext as _
-from django.utils.translation import ngettext
 from django.views.decorators.http import require_safe
 
 from offerings.estimator import core as estimator
@@ -161,20 +159,6 @@ def serialize_shape(shape: core.Shape, absolute) -> dict:
     return item
 
 
-def _page(shapes: list[core.Shape], query: PlanQuery) -> Page | None:
-    options = query.listing.options
-    paginator = Paginator(shapes, options["page_size"], allow_empty_first_page=True)
-    if options["page"] > paginator.num_pages:
-        query.errors["page"] = [
-            ngettext(
-                "There is only %(n)s page.", "There are only %(n)s pages.", paginator.num_pages
-            )
-            % {"n": paginator.num_pages}
-        ]
-        return None
-    return paginator.page(options["page"])
-
-
 def assumptions(query: PlanQuery) -> dict:
     return {
         "gpus": query.gpus,
@@ -192,7 +176,7 @@ def api_plan(request: HttpRequest) -> JsonResponse:
     query = parse_plan_query(request.GET)
     if not query.is_valid:
         return invalid_parameters(query.errors)
-    page = _page(plan(query), query)
+    page = query.listing.page_of(plan(query), query.errors)
     if page is None:
         return invalid_parameters(query.errors)
     next_url = None
@@ -216,7 +200,7 @@ def plan_page(request: HttpRequest) -> HttpResponse:
     query = parse_plan_query(request.GET, required=bool(request.GET))
     page = None
     if query.asked and query.is_valid and query.gpus is not None:
-        page = _page(plan(query), query)
+        page = query.listing.page_of(plan(query), query.errors)
         if page is not None:
             with_purchase_modes(page.object_list)
     context = {
