@@ -259,6 +259,36 @@ def test_the_shipped_fixtures_validate_and_carry_sourced_examples():
     assert all(str(item.source_url).startswith("https://") for item in [*facts, *modes])
 
 
+def test_at_least_half_of_all_readiness_facts_are_known_in_the_shipped_fixtures():
+    from pathlib import Path
+
+    from django.conf import settings
+
+    from offerings.schemas import READINESS_FACTS
+
+    paths = sorted((Path(settings.BASE_DIR) / "fixtures" / "providers").glob("*.toml"))
+    catalogs = [ProviderCatalog.model_validate(tomllib.loads(p.read_text())) for p in paths]
+    known = sum(len(c.provider.readiness.stated()) for c in catalogs)
+    assert known * 2 >= len(catalogs) * len(READINESS_FACTS), (known, len(catalogs))
+    # Every provider has a card with something on it.
+    assert all(c.provider.readiness.stated() for c in catalogs)
+
+
+def test_p6_b300_is_bought_through_capacity_blocks_and_savings_plans_per_its_launch_post():
+    from pathlib import Path
+
+    from django.conf import settings
+
+    path = Path(settings.BASE_DIR) / "fixtures" / "providers" / "aws.toml"
+    catalog = ProviderCatalog.model_validate(tomllib.loads(path.read_text()))
+    (b300,) = [i for i in catalog.instances if i.name == "p6-b300.48xlarge"]
+    kinds = {mode.kind for mode in b300.purchase_modes}
+    assert {"capacity-block", "reserved"} <= kinds
+    assert "on-demand" not in kinds
+    assert not [p for p in b300.prices if p.kind == "on-demand"]
+    assert all("p6-b300" in str(mode.source_url) for mode in b300.purchase_modes)
+
+
 # -- the API -------------------------------------------------------------------------------------
 
 
