@@ -232,3 +232,72 @@ class LocalPageCache:
                 if not varies <= self.ALLOWED_VARY:
                     return False
         return True
+
+
+class RenderedParts:
+    """Pieces of a page rendered once per data version and kept in this process: the filter
+    table's rows, the API's serialized rows.
+
+    Every page still runs its own SQL; what is kept is the output of a pure function of what
+    that SQL returned (the row, the offer it shows) and of the key's other parts (language,
+    currency, the minute that relative ages are computed at, ...). Entries of an older data
+    version are dropped as soon as a newer one is seen, so a data change never serves a stale
+    part; beyond ROW_CACHE_ENTRIES the least recently used go first. ROW_CACHE_ENTRIES=0 renders
+    every part afresh.
+    """
+
+    def __init__(self) -> None:
+        self.entries: OrderedDict[tuple, str] = OrderedDict()
+        self.version: int | None = None
+        self.lock = threading.Lock()
+
+    def _current(self, version: int | None) -> bool:
+        """Is keeping on for this version? Entries of any other version are dropped."""
+        if version is None or settings.ROW_CACHE_ENTRIES <= 0:
+            return False
+        if version != self.version:
+            with self.lock:
+                if version != self.version:
+                    self.entries.clear()
+                    self.version = version
+        return True
+
+    def get_many(self, version: int | None, keys: Iterable[tuple]) -> dict[tuple, str]:
+        """The kept parts among `keys`, each marked as just used."""
+        if not self._current(version):
+            return {}
+        found = {}
+        for key in keys:
+            text = self.entries.get(key)
+            if text is not None:
+                found[key] = text
+                with self.lock:
+                    if key in self.entries:
+                        self.entries.move_to_end(key)
+        return found
+
+    def put(self, version: int | None, key: tuple, text: str) -> None:
+        if not self._current(version):
+            return
+        with self.lock:
+            if version == self.version:
+                self.entries[key] = text
+                while len(self.entries) > settings.ROW_CACHE_ENTRIES:
+                    self.entries.popitem(last=False)
+
+    def get(self, version: int | None, key: tuple, render: Callable[[], str]) -> str:
+        """The kept part for `key`, or `render()`'s, kept."""
+        found = self.get_many(version, (key,))
+        if key in found:
+            return found[key]
+        text = render()
+        self.put(version, key, text)
+        return text
+
+    def clear(self) -> None:
+        with self.lock:
+            self.entries.clear()
+            self.version = None
+
+
+rendered_parts = RenderedParts()

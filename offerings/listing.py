@@ -8,20 +8,25 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from decimal import ROUND_HALF_EVEN, Decimal
 
+from django.core.serializers.json import DjangoJSONEncoder
 from django.db.models import prefetch_related_objects
 from django.urls import reverse
+from django.utils import timezone
 
 from offerings import platform
+from offerings.caching import rendered_parts
 from offerings.models import (
     CollectiveResult,
     InstanceType,
     LinkTechnology,
     Offer,
     collective_results_prefetch,
+    listing_prefetches,
 )
 from offerings.money import RateTable
 from offerings.pricing.purchase import serialize_purchase_modes
@@ -231,6 +236,37 @@ def serialize_instance(
         "verified_at": instance.verified_at.isoformat() if instance.verified_at else None,
         "url": build_absolute_uri(detail_path(instance)),
     }
+
+
+def serialized_rows(
+    rows: list[InstanceType], rates: RateTable, build_absolute_uri, version
+) -> list[str]:
+    """A page of `for_table()` rows as the API's JSON text, one string per row, kept per data
+    version (offerings.caching.RenderedParts).
+
+    A row's text is a function of its data, the offer the filters chose, the site's address and
+    the minute: ages and staleness are computed at the start of the current minute, so a kept
+    row is exactly what a fresh one would be. Only the rows not kept load their offers, purchase
+    modes and collective results (three queries for all of them together).
+    """
+    now = timezone.now().replace(second=0, microsecond=0)
+    base = build_absolute_uri("/")
+    keys = {
+        row.pk: ("api-row", row.pk, getattr(row, "row_offer_id", None), now, base) for row in rows
+    }
+    found = rendered_parts.get_many(version, keys.values())
+    missing = [row for row in rows if keys[row.pk] not in found]
+    if missing:
+        prefetch_related_objects(missing, *listing_prefetches(), collective_results_prefetch())
+        for row in attach_row_offers(missing):
+            text = json.dumps(
+                serialize_instance(row, rates, now, build_absolute_uri),
+                cls=DjangoJSONEncoder,
+                ensure_ascii=False,
+            )
+            found[keys[row.pk]] = text
+            rendered_parts.put(version, keys[row.pk], text)
+    return [found[keys[row.pk]] for row in rows]
 
 
 CSV_PRICE_FIELDS = [

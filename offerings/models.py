@@ -380,23 +380,29 @@ class InstanceTypeQuerySet(models.QuerySet):
     def for_listing(self) -> InstanceTypeQuerySet:
         """Visible rows with every current offer (the API's `prices`) and curated purchase mode,
         in a fixed number of queries."""
-        return self.for_table().prefetch_related(
-            models.Prefetch(
-                "offers",
-                queryset=Offer.objects.current().select_related("region"),
-                to_attr="current_offers",
-            ),
-            models.Prefetch(
-                "purchase_modes",
-                queryset=PurchaseMode.objects.all(),
-                to_attr="listed_purchase_modes",
-            ),
-        )
+        return self.for_table().prefetch_related(*listing_prefetches())
 
     def with_collective_results(self) -> InstanceTypeQuerySet:
         """Rows with their published collective results (`listed_collective_results`), in one
         more query."""
         return self.prefetch_related(collective_results_prefetch())
+
+
+def listing_prefetches() -> tuple[models.Prefetch, ...]:
+    """What `for_listing()` adds to a table row: every current offer and curated purchase mode
+    (also applied to rows already loaded, with `prefetch_related_objects`)."""
+    return (
+        models.Prefetch(
+            "offers",
+            queryset=Offer.objects.current().select_related("region"),
+            to_attr="current_offers",
+        ),
+        models.Prefetch(
+            "purchase_modes",
+            queryset=PurchaseMode.objects.all(),
+            to_attr="listed_purchase_modes",
+        ),
+    )
 
 
 def collective_results_prefetch() -> models.Prefetch:

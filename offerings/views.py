@@ -40,6 +40,7 @@ from offerings.listing import (
     attach_row_offers,
     render_csv,
     serialize_instance,
+    serialized_rows,
     with_display_prices,
 )
 from offerings.models import GpuModel, InstanceType, LinkTechnology, Offer, Provider, ScrapeRun
@@ -249,9 +250,12 @@ def instance_list(request: HttpRequest) -> HttpResponse:
 
 @require_safe
 @versioned
-def api_instances(request: HttpRequest) -> JsonResponse:
-    """`GET /api/instances`: the filtered rows, paged, in the contract's JSON shape."""
-    listing = parse_listing_query(request.GET)
+def api_instances(request: HttpRequest) -> HttpResponse:
+    """`GET /api/instances`: the filtered rows, paged, in the contract's JSON shape.
+
+    The page's rows come as table rows; each row's JSON is kept per data version
+    (`serialized_rows`), and only the rows not kept load their offers."""
+    listing = parse_listing_query(request.GET, InstanceType.objects.for_table())
     if not listing.is_valid:
         return invalid_parameters(listing.errors)
     rates = RateTable()
@@ -260,20 +264,24 @@ def api_instances(request: HttpRequest) -> JsonResponse:
     page = paginate(listing)
     if page is None:
         return invalid_parameters(listing.errors)
-    now = timezone.now()
-    results = [
-        serialize_instance(row, rates, now, request.build_absolute_uri)
-        for row in attach_collective_results(attach_row_offers(page.object_list))
-    ]
+    results = serialized_rows(
+        list(page.object_list),
+        rates,
+        request.build_absolute_uri,
+        getattr(request, "catalog_version", None),
+    )
     next_url = None
     if page.has_next():
         query = request.GET.copy()
         query["page"] = page.next_page_number()
         next_url = request.build_absolute_uri(f"{request.path}?{query.urlencode()}")
-    return JsonResponse(
-        {"count": page.paginator.count, "next": next_url, "results": results},
-        json_dumps_params={"ensure_ascii": False},
+    # The envelope JsonResponse would write, around rows that are JSON text already.
+    body = (
+        f'{{"count": {int(page.paginator.count)}, "next": '
+        f"{json.dumps(next_url, ensure_ascii=False)}, "
+        f'"results": [{", ".join(results)}]}}'
     )
+    return HttpResponse(body, content_type="application/json")
 
 
 @require_safe

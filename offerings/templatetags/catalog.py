@@ -4,12 +4,15 @@ import json
 from decimal import ROUND_HALF_EVEN, Decimal
 
 from django import template
+from django.forms import BaseForm
+from django.utils import timezone
 from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 
 from offerings import platform, relative_time
+from offerings.caching import rendered_parts
 
 register = template.Library()
 
@@ -308,3 +311,77 @@ def checkbox_options(context, field) -> SafeString:
     ticked = [f"{start} checked{end}" for value, start, end in choices if value in chosen]
     rest = [start + end for value, start, end in choices if value not in chosen]
     return mark_safe("".join(ticked + rest))
+
+
+@register.simple_tag(takes_context=True)
+def listing_row(context, row) -> SafeString:
+    """One row of the filter table (offerings/_listing_row.html), kept per data version.
+
+    The key holds everything the row's markup reads beyond the row's own data: the language, the
+    display currency, the offer the filters chose and whether it is stale, the compare tick, the
+    page's badges, and the minute its relative age is computed in.
+    """
+    request = context.get("request")
+    offer = getattr(row, "row_offer", None)
+    now = timezone.now()
+    key = (
+        "listing-row",
+        row.pk,
+        get_language(),
+        context.get("currency"),
+        offer.pk if offer else None,
+        offer.is_stale(now) if offer else None,
+        row.pk in (context.get("compare_ids") or ()),
+        bool(context.get("interconnect_badges")) and getattr(row, "interconnects", None),
+        int(now.timestamp() // 60),
+    )
+
+    def render() -> str:
+        template = context.template.engine.get_template("offerings/_listing_row.html")
+        with context.push(row=row):
+            return template.render(context)
+
+    return mark_safe(rendered_parts.get(getattr(request, "catalog_version", None), key, render))
+
+
+def _key_part(value) -> object:
+    """What a kept block's output depends on, as a hashable value: a form by the values its own
+    fields were given and its errors (not by parameters it ignores), anything else by its repr."""
+    if isinstance(value, BaseForm):
+        data = value.data
+        values = tuple(
+            (name, tuple(data.getlist(name)) if hasattr(data, "getlist") else data.get(name))
+            for name in value.fields
+        )
+        errors = tuple((name, tuple(map(str, errs))) for name, errs in value.errors.items())
+        return ("form", values, errors)
+    return repr(value)
+
+
+class KeptNode(template.Node):
+    def __init__(self, name: str, parts: list, nodelist) -> None:
+        self.name, self.parts, self.nodelist = name, parts, nodelist
+
+    def render(self, context) -> str:
+        request = context.get("request")
+        key = (
+            "kept",
+            self.name,
+            get_language(),
+            *(_key_part(part.resolve(context)) for part in self.parts),
+        )
+        version = getattr(request, "catalog_version", None)
+        return rendered_parts.get(version, key, lambda: self.nodelist.render(context))
+
+
+@register.tag
+def keep(parser, token):
+    """`{% keep "name" a b ... %}…{% endkeep %}`: the block rendered once per data version,
+    language and values of a, b, ... (everything the block reads must be among them), then
+    kept in this process (offerings.caching.RenderedParts)."""
+    bits = token.split_contents()
+    if len(bits) < 2:
+        raise template.TemplateSyntaxError("keep needs a name and what the block reads")
+    nodelist = parser.parse(("endkeep",))
+    parser.delete_first_token()
+    return KeptNode(bits[1].strip("\"'"), [parser.compile_filter(b) for b in bits[2:]], nodelist)
