@@ -182,3 +182,84 @@ def test_each_shape_says_how_the_type_can_be_bought(client):
     assert shapes["mystery.8x"][0]["purchase_modes"] == []
     html = client.get("/plan/?gpus=8&gpu=h100-sxm").content.decode()
     assert "Ways to buy it:" in html
+
+
+def test_a_training_job_that_does_not_fit_says_so_and_ranks_after_the_costed(client):
+    # 70B with plain data parallelism: every GPU holds all 70e9 x 16 bytes of states.
+    body = plan(client, "gpus=16&gpu=h100-sxm&params_b=70&mode=train-ddp")
+    assert body["results"]
+    assert all(item["fits"] is False for item in body["results"])
+    assert all(item["cost_per_billion_tokens_usd"] is None for item in body["results"])
+    assert all("GiB per GPU" in item["job_reason"] for item in body["results"])
+    html = client.get("/plan/?gpus=16&gpu=h100-sxm&params_b=70&mode=train-ddp").content.decode()
+    assert "The job does not fit this shape:" in html
+    assert "efficient" not in html.split('id="results"', 1)[1]
+    chinese = client.get("/zh-hans/plan/?gpus=16&gpu=h100-sxm&params_b=70&mode=train-ddp")
+    assert "The job does not fit" not in chinese.content.decode()
+    # 7B sharded fits: costed shapes come before the shapes it does not fit.
+    mixed = plan(client, "gpus=16&gpu=h100-sxm&params_b=7&mode=train-fsdp")["results"]
+    feasible = [item for item in mixed if item["feasible"]]
+    costed = [item["cost_per_billion_tokens_usd"] is not None for item in feasible]
+    assert costed == sorted(costed, reverse=True)
+
+
+def test_inference_ranks_the_shapes_the_model_fits_by_their_price_per_hour(client):
+    body = plan(client, "gpus=16&gpu=h100-sxm&params_b=7&mode=inference")
+    assert body["assumptions"]["ranking"] == "cost_per_hour_usd"
+    fitting = [i for i in body["results"] if i["feasible"] and i["fits"]]
+    assert fitting
+    assert all(
+        i["cost_per_hour_usd"] == i["price_per_hour_usd"]
+        for i in fitting
+        if i["price_per_hour_usd"]
+    )
+    costs = [
+        i["cost_per_hour_usd"] for i in body["results"] if i["feasible"] and i["cost_per_hour_usd"]
+    ]
+    assert costs == sorted(costs)
+    html = client.get("/plan/?gpus=16&gpu=h100-sxm&params_b=7&mode=inference").content.decode()
+    assert "fit one NVLink domain of this shape" in html
+    assert "cannot cost" not in html
+
+
+def test_the_pages_no_job_choice_ignores_a_model_size_left_in_the_form(client):
+    response = client.get("/zh-hans/plan/?gpus=16&gpu=h100-sxm&params_b=70&mode=")
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert 'role="alert"' not in html
+    assert "ib.8x" in html
+    # The API still says what is missing, and the page says it in Chinese.
+    assert "mode" in client.get("/api/plan?gpus=16&params_b=70").json()["fields"]
+    bad = client.get("/zh-hans/plan/?gpus=16&params_b=-1&mode=train-fsdp").content.decode()
+    assert "Must be greater than 0" not in bad
+
+
+def test_a_providers_stated_self_serve_limit_binds_and_silences_the_warning(client, catalog):
+    from datetime import date
+
+    from offerings.models import ProviderReadiness
+
+    aws = catalog["ib"].provider
+    ProviderReadiness.objects.create(
+        provider=aws,
+        fact="max_self_serve_gpus",
+        gpus=16,
+        basis="provider",
+        source_url="https://docs.example.com/quotas",
+        verified_at=date(2026, 12, 1),
+    )
+    within = by_name(plan(client, "gpus=16&provider=aws&gpu=h100-sxm"))["efa.8x"][0]
+    assert within["feasible"] is True
+    assert not any("not stated" in warning for warning in within["warnings"])
+    beyond = by_name(plan(client, "gpus=24&provider=aws&gpu=h100-sxm"))["efa.8x"][0]
+    assert beyond["feasible"] is False
+    assert "at most 16" in beyond["reason"]
+
+
+@pytest.mark.parametrize("prefix", ["", "/zh-hans"])
+def test_a_plan_with_no_matching_shape_says_so(client, prefix):
+    response = client.get(f"{prefix}/plan/?gpus=64&gpu=h100-sxm&price_kind=capacity-block")
+    html = response.content.decode()
+    assert 'class="plan-empty"' in html
+    if prefix:
+        assert "No instance type and price match" not in html

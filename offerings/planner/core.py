@@ -81,8 +81,11 @@ class Shape:
     price_per_gpu_hour_usd: Decimal | None
     reason: str | None = None
     warnings: list[str] = field(default_factory=list)
-    # Filled by the estimator when a job is given.
+    # Filled by the estimator when a job is given: its figures (the API's fields), why the job
+    # does not fit (in the page's language), and the figure the ranking uses.
     estimate: dict | None = None
+    job_reason: str | None = None
+    job_figure: float | None = None
     # The ways the type can be bought (offerings.pricing.purchase), for the page.
     modes: list = field(default_factory=list)
 
@@ -116,12 +119,27 @@ def nodes_for(gpus: int, per_node: int) -> int:
     return max(1, math.ceil(gpus / per_node))
 
 
-def feasibility(instance: InstanceType, nodes: int) -> tuple[str | None, list[str]]:
-    """Why a shape of `nodes` nodes cannot be booked self-serve (None if it can), and warnings."""
+def feasibility(
+    instance: InstanceType, nodes: int, provider_gpus: int | None = None
+) -> tuple[str | None, list[str]]:
+    """Why a shape of `nodes` nodes cannot be booked self-serve (None if it can), and warnings.
+
+    `provider_gpus` is the provider's stated largest self-serve cluster (its readiness fact
+    `max_self_serve_gpus`), which holds for one node too; a type's own `max_nodes` comes first.
+    """
     fabric = instance.fabric
+    gpus = nodes * instance.gpu_count
     warnings: list[str] = []
     if fabric.sales_only:
         return _("sold through sales only"), warnings
+    if provider_gpus is not None and gpus > provider_gpus:
+        return (
+            _(
+                "needs %(n)s GPUs; the provider states that a new account runs at most %(max)s "
+                "without asking it for more"
+            )
+            % {"n": gpus, "max": provider_gpus}
+        ), warnings
     if nodes == 1:
         return None, warnings
     if fabric.multi_node is False:
@@ -130,16 +148,16 @@ def feasibility(instance: InstanceType, nodes: int) -> tuple[str | None, list[st
         return _("self-serve multi-node booking is not stated for this type"), warnings
     if fabric.technology == FabricTechnology.UNKNOWN:
         return _("the network between nodes is unknown"), warnings
-    if fabric.max_nodes is None:
-        warnings.append(
-            _("the largest self-serve cluster is not stated: %(n)s nodes may need a quota request")
-            % {"n": nodes}
-        )
-    elif nodes > fabric.max_nodes:
+    if fabric.max_nodes is not None and nodes > fabric.max_nodes:
         return (
             _("needs %(n)s nodes; the largest self-serve cluster is %(max)s")
             % {"n": nodes, "max": fabric.max_nodes}
         ), warnings
+    if fabric.max_nodes is None and provider_gpus is None:
+        warnings.append(
+            _("The largest self-serve cluster is not stated: %(n)s nodes may need a quota request.")
+            % {"n": nodes}
+        )
     return None, warnings
 
 
@@ -165,13 +183,16 @@ def shapes_for(
     *,
     priced_only: bool = False,
     max_price_per_hour: Decimal | None = None,
+    provider_gpus: dict[int, int] | None = None,
 ) -> list[Shape]:
     """Every shape of the rows: one per (type, kind, term) at its cheapest region, or one unpriced
-    shape for a type with no matching price (unless `priced_only`)."""
+    shape for a type with no matching price (unless `priced_only`). `provider_gpus`: each
+    provider's stated largest self-serve cluster in GPUs, by provider id."""
     shapes: list[Shape] = []
+    limits = provider_gpus or {}
     for row in rows:
         nodes = nodes_for(gpus, row.gpu_count)
-        reason, warnings = feasibility(row, nodes)
+        reason, warnings = feasibility(row, nodes, limits.get(row.provider_id))
         ways = cheapest_by_way(offers.get(row.pk, ()))
         if not ways and not priced_only and max_price_per_hour is None:
             shapes.append(
@@ -201,11 +222,12 @@ def shapes_for(
 
 
 def ranked(shapes: list[Shape], by_job: bool) -> list[Shape]:
-    """Feasible first; then by cost per billion tokens (with a job) or by price per hour; a
-    missing figure last; ties by instance id, then price kind and term."""
+    """Feasible first; then by the job's figure (training: cost per billion tokens; inference:
+    the price per hour of shapes the model fits) or, without a job, by price per hour; a missing
+    figure last; ties by instance id, then price kind and term."""
 
     def key(shape: Shape):
-        figure = shape.cost_per_billion_tokens if by_job else shape.price_per_hour_usd
+        figure = shape.job_figure if by_job else shape.price_per_hour_usd
         way = (shape.offer.kind, shape.offer.term_months) if shape.offer else ("", 0)
         return (not shape.feasible, figure is None, figure or 0, shape.instance.pk, way)
 

@@ -73,9 +73,27 @@ SHAPE = {
             "description": "Whether every GPU of the shape is in one NVLink (or Infinity "
             "Fabric) domain; null when the domain is unknown",
         },
-        "step_s": {**NULLABLE_NUMBER, "description": "With a job: the estimator's step time"},
-        "efficiency": {**NULLABLE_NUMBER, "description": "With a job"},
-        "cost_per_billion_tokens_usd": {**NULLABLE_NUMBER, "description": "With a job"},
+        "fits": {
+            **NULLABLE_BOOL,
+            "description": "With a job: whether it fits the shape (training: the model states "
+            "in GPU memory at a bookable size; inference: weights and KV cache in one NVLink "
+            "domain)",
+        },
+        "job_reason": {
+            "type": ["string", "null"],
+            "description": "With a job that does not fit: the estimator's reason, in English",
+        },
+        "step_s": {**NULLABLE_NUMBER, "description": "With a training job: the step time"},
+        "efficiency": {**NULLABLE_NUMBER, "description": "With a training job"},
+        "cost_per_billion_tokens_usd": {
+            **NULLABLE_NUMBER,
+            "description": "With a training job; null when the job does not fit",
+        },
+        "cost_per_hour_usd": {
+            **NULLABLE_NUMBER,
+            "description": "With an inference job: the shape's price per hour when the model "
+            "fits, else null",
+        },
     },
 }
 
@@ -85,8 +103,10 @@ OPERATION = {
     "description": "One result per (instance type, price kind, term) at that kind's cheapest "
     "matching region (a type with no price gives one result without a price, unless a price "
     "filter is given), at the smallest node count whose GPUs reach `gpus`. Feasible shapes "
-    "first, then by cost_per_billion_tokens_usd when a job (params_b, mode, ...) is given, else "
-    "by price_per_hour_usd; a missing figure last; ties by instance id. Paginated like "
+    "first, then by cost_per_billion_tokens_usd when a training job (params_b, mode, ...) is "
+    "given, by cost_per_hour_usd for an inference job, else by price_per_hour_usd; a missing "
+    "figure last; ties by instance id. A provider's stated max_self_serve_gpus (/api/providers) "
+    "binds every shape of its types. Paginated like "
     "/api/instances. The listing's filters restrict the instances (max_gpu_hour and price_kind "
     "the offers); the estimator's nodes parameter is ignored.",
 }

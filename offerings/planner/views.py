@@ -16,7 +16,7 @@ from offerings.estimator.estimation import assumptions as estimator_assumptions
 from offerings.estimator.page import MODE_LABELS
 from offerings.filters import ListingQuery, invalid_parameters, parse_listing_query
 from offerings.listing import detail_path, money
-from offerings.models import InstanceType, Offer, PurchaseMode
+from offerings.models import InstanceType, Offer, ProviderReadiness, PurchaseMode
 from offerings.money import RateTable
 from offerings.planner import core
 from offerings.planner.jobs import JOB_PARAMETERS, Job, estimate_shapes, parse_job
@@ -39,8 +39,9 @@ class PlanQuery:
         return not self.errors
 
 
-def parse_plan_query(query: QueryDict, *, required: bool = True) -> PlanQuery:
-    """Validate `gpus`, `max_price_per_hour`, the job and the listing's filters, all at once."""
+def parse_plan_query(query: QueryDict, *, required: bool = True, page: bool = False) -> PlanQuery:
+    """Validate `gpus`, `max_price_per_hour`, the job and the listing's filters, all at once
+    (`page`: the form's empty `mode` means no job)."""
     errors: dict[str, list[str]] = {}
     gpus = None
     raw = query.get("gpus", "").strip()
@@ -71,7 +72,7 @@ def parse_plan_query(query: QueryDict, *, required: bool = True) -> PlanQuery:
             budget = None
     listing = parse_listing_query(query, extra=PLAN_PARAMETERS | JOB_PARAMETERS)
     errors.update(listing.errors)
-    job, job_errors = parse_job(query)
+    job, job_errors = parse_job(query, page=page)
     errors.update(job_errors)
     return PlanQuery(gpus, budget, listing, job, errors, asked=bool(query))
 
@@ -97,6 +98,7 @@ def plan(query: PlanQuery) -> list[core.Shape]:
     for row in cheapest:
         offer = core.PlanOffer.of(row)
         offers.setdefault(offer.instance_id, []).append(offer)
+    stated = ProviderReadiness.objects.filter(fact="max_self_serve_gpus", gpus__isnull=False)
     shapes = core.shapes_for(
         rows,
         offers,
@@ -104,6 +106,7 @@ def plan(query: PlanQuery) -> list[core.Shape]:
         RateTable(),
         priced_only=conditions is not None,
         max_price_per_hour=query.max_price_per_hour,
+        provider_gpus=dict(stated.values_list("provider_id", "gpus")),
     )
     if query.job is not None:
         estimate_shapes(shapes, query.job)
@@ -165,7 +168,13 @@ def assumptions(query: PlanQuery) -> dict:
         "max_price_per_hour_usd": float(query.max_price_per_hour)
         if query.max_price_per_hour
         else None,
-        "ranking": "cost_per_billion_tokens_usd" if query.job else "price_per_hour_usd",
+        "ranking": (
+            "price_per_hour_usd"
+            if query.job is None
+            else "cost_per_billion_tokens_usd"
+            if query.job.is_training
+            else "cost_per_hour_usd"
+        ),
         "job": estimator_assumptions(query.job) if query.job else None,
     }
 
@@ -197,7 +206,7 @@ def api_plan(request: HttpRequest) -> JsonResponse:
 @require_safe
 def plan_page(request: HttpRequest) -> HttpResponse:
     """`/plan/`: the form and its shapes, in the page's language."""
-    query = parse_plan_query(request.GET, required=bool(request.GET))
+    query = parse_plan_query(request.GET, required=bool(request.GET), page=True)
     page = None
     if query.asked and query.is_valid and query.gpus is not None:
         page = query.listing.page_of(plan(query), query.errors)

@@ -38,7 +38,7 @@ def test_with_a_job_the_shapes_are_ranked_by_cost_per_billion_tokens(page, plann
     page.select_option("#id_mode", "train-fsdp")
     page.get_by_role("button", name="Plan").click()
     page.wait_for_url("**mode=train-fsdp*")
-    assert "Ranked by the estimated cost per billion tokens." in page.content()
+    assert "Ranked by the estimated cost per billion tokens;" in page.content()
     assert page.locator(".plan-shape", has_text="per billion tokens").count() >= 1
 
 
