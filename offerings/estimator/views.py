@@ -26,7 +26,7 @@ from django.urls import reverse
 from django.utils.translation import gettext, gettext_noop
 from django.views.decorators.http import require_safe
 
-from offerings.estimator.chart import efficiency_chart
+from offerings.estimator.chart import CHART_INSTANCES, efficiency_chart
 from offerings.estimator.core import (
     FORMULA_MESSAGES,
     JOB_KEYS,
@@ -38,7 +38,8 @@ from offerings.estimator.core import (
     Job,
     parse_job,
 )
-from offerings.estimator.estimation import estimate, rank_key, tier
+from offerings.estimator.estimation import assumptions as estimator_assumptions
+from offerings.estimator.estimation import estimate, tier
 from offerings.estimator.page import (
     BAR_WIDTH,
     EXAMPLES,
@@ -56,6 +57,7 @@ from offerings.estimator.page import (
     tier_sentence,
 )
 from offerings.estimator.phrases import Phrase
+from offerings.estimator.ranking import lean_specs, ranked_results
 from offerings.filters import (
     ListingQuery,
     invalid_parameters,
@@ -150,7 +152,7 @@ def parse_estimate_query(query: QueryDict) -> EstimateQuery:
     pks, id_errors = resolve_ids(query.getlist("ids"))
     if id_errors:
         errors["ids"] = id_errors
-    queryset = InstanceType.objects.for_listing()
+    queryset = InstanceType.objects.for_table()  # the chosen offer only: no list of offers
     if pks is not None:
         queryset = queryset.filter(pk__in=pks)
     listing = parse_listing_query(query, queryset=queryset, extra=ESTIMATE_PARAMETERS)
@@ -229,42 +231,80 @@ def rounded(value: Any) -> Any:
 
 @dataclass
 class EstimateRun:
-    specs: dict[Any, InstanceSpec]
-    data: dict[str, Any]  # {"results": [...], "assumptions": {...}}: every result, rounded, ranked
-    page: Page  # the requested page of data["results"]
+    specs: dict[Any, InstanceSpec]  # every matching instance (name and address only if shown)
+    # {"results": [...], "assumptions": {...}}: every result, ranked, with the figures the
+    # ranking and the page's counts, summary and chart read (offerings.estimator.ranking)
+    data: dict[str, Any]
+    page: Page  # the requested page, as full records (the API's results)
     # (instance id, nodes) -> (verdict, reasons) as phrases, for the page to say in its language
     phrases: dict[tuple[Any, int], tuple[Phrase | None, tuple[Phrase, ...]]] = field(
         default_factory=dict
     )
+    # (instance id, nodes) -> the full record, for every result built in full
+    records: dict[tuple[Any, int], dict[str, Any]] = field(default_factory=dict)
 
 
-def run_estimate(query: EstimateQuery, absolute: Callable[[str], str]) -> EstimateRun | None:
-    """Estimate every matching instance and rank it; the same numbers for page and API.
+def full_records(
+    query: EstimateQuery, ids: set, rates: RateTable, absolute: Callable[[str], str]
+) -> tuple[dict[tuple[Any, int], dict[str, Any]], dict, dict[Any, InstanceSpec]]:
+    """The full, rounded records (and phrases) of every result of the instances `ids`, built by
+    `estimate()` from their rows as the filters chose them."""
+    if not ids:
+        return {}, {}, {}
+    rows = attach_row_offers(query.listing.filterset.qs.filter(pk__in=ids))
+    specs = {row.pk: instance_spec(row, rates, absolute) for row in rows}
+    result = estimate(specs.values(), query.job)
+    records, phrases = {}, {}
+    for row in result.results:
+        key = (row.instance["id"], row.nodes)
+        records[key] = rounded(row.to_dict())
+        phrases[key] = (row.verdict_phrase, row.reason_phrases)
+    return records, phrases, specs
 
-    Returns None, with the error under `page` in `query.errors`, for a page past the last.
+
+def run_estimate(
+    query: EstimateQuery, absolute: Callable[[str], str], *, holders: bool = False
+) -> EstimateRun | None:
+    """Rank every matching (instance, node count); build full records for the page only.
+
+    The ranking reads each result's tier and rounded cost (offerings.estimator.ranking), the
+    page's records come from `estimate()` as before, so page and API show the same numbers in
+    the same order at any catalog size. `holders`: also build the records of every inference
+    result that fits (the page lists them). Returns None, with the error under `page` in
+    `query.errors`, for a page past the last.
     """
     if query.job is None:
         raise ValueError("run_estimate needs a valid query")
     rates = RateTable()
-    rows = attach_row_offers(query.listing.filterset.qs)
-    specs = {row.pk: instance_spec(row, rates, absolute) for row in rows}
-    result = estimate(specs.values(), query.job)
-    phrases = {
-        (row.instance["id"], row.nodes): (row.verdict_phrase, row.reason_phrases)
-        for row in result.results
-    }
-    data = rounded(result.to_dict())
-    # The estimator's ranking once more, on the rounded figures: rows whose costs round to the
-    # same figure are ordered by instance id and node count, as the API shows them.
-    inference = not query.job.is_training
-    data["results"].sort(key=lambda r: rank_key(r, inference))
+    lean = lean_specs(query.listing.filterset.qs, rates)
+    specs = {spec.id: spec for spec in lean}
+    results = ranked_results(lean, query.job, rounded)
+    data = {"results": results, "assumptions": rounded(estimator_assumptions(query.job))}
     data["assumptions"]["rounding"] = (
         f"Every float in results is rounded to {SIGNIFICANT_DIGITS} significant digits."
     )
-    page = query.listing.page_of(data["results"], query.errors)
+    page = query.listing.page_of(results, query.errors)
     if page is None:
         return None
-    return EstimateRun(specs=specs, data=data, page=page, phrases=phrases)
+    wanted = {result["instance"]["id"] for result in page.object_list}
+    inference = not query.job.is_training
+    if holders and inference:
+        wanted |= {result["instance"]["id"] for result in results if result["fits"]}
+    if not inference:  # the chart names its top instances
+        top = list(
+            dict.fromkeys(r["instance"]["id"] for r in results if r["efficiency"] is not None)
+        )
+        wanted |= set(top[:CHART_INSTANCES])
+    records, phrases, named = full_records(query, wanted, rates, absolute)
+    for result in results:  # the shown instances carry their names and addresses
+        full = records.get((result["instance"]["id"], result["nodes"]))
+        if full is not None:
+            result["instance"] = full["instance"]
+    specs.update(named)
+    page.object_list = [
+        records[(result["instance"]["id"], result["nodes"])] for result in page.object_list
+    ]
+    return EstimateRun(specs=specs, data=data, page=page, phrases=phrases, records=records)
 
 
 # --------------------------------------------------------------------------------------------
@@ -344,7 +384,11 @@ def page_context(
         row = shown(result)
         row |= {"rank": position, "tier": tier(result, inference)}
         rows.append(row)
-    holders = [shown(result) for result in results if inference and result["fits"]]
+    holders = [
+        shown(run.records[(result["instance"]["id"], result["nodes"])])
+        for result in results
+        if inference and result["fits"]
+    ]
     assumptions = run.data["assumptions"]
     context |= {
         "job": job,
@@ -386,7 +430,7 @@ def estimate_page(request: HttpRequest) -> HttpResponse:
         # The empty form (with worked examples); only filter errors, such as ORM-shaped
         # names, count, since no job was asked for.
         query.errors = {k: v for k, v in query.errors.items() if k not in JOB_KEYS}
-    run = run_estimate(query, request.build_absolute_uri) if query.is_valid else None
+    run = run_estimate(query, request.build_absolute_uri, holders=True) if query.is_valid else None
     status = 400 if query.errors else 200
     return render(
         request, "estimator/estimate.html", page_context(request, query, run), status=status
