@@ -34,7 +34,6 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import quote, urlencode
 
@@ -93,6 +92,9 @@ REALISTIC = [
 
 
 # -- wrk ---------------------------------------------------------------------------------------
+
+
+ESTIMATE = "/api/estimate?params_b=70&mode=train-fsdp&nodes=1&nodes=2&nodes=4&nodes=8"
 
 
 def run_wrk(
@@ -457,67 +459,6 @@ def busting_works() -> tuple[bool, str, list[str]]:
     return n >= 3 and response.status_code == 200, note, statements
 
 
-# -- the htmx fragment's row budget --------------------------------------------------------------
-
-
-class _Rows(HTMLParser):
-    """Each <tbody> row's bytes, visible text and link targets, from a rendered fragment."""
-
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.rows: list[dict] = []
-        self.in_body = False
-        self.current: dict | None = None
-
-    def handle_starttag(self, tag, attrs):
-        if tag == "tbody":
-            self.in_body = True
-        elif tag == "tr" and self.in_body:
-            self.current = {"text": [], "hrefs": []}
-            self.rows.append(self.current)
-        elif tag == "a" and self.current is not None:
-            self.current["hrefs"].extend(v for k, v in attrs if k == "href" and v)
-
-    def handle_endtag(self, tag):
-        if tag == "tbody":
-            self.in_body, self.current = False, None
-
-    def handle_data(self, data):
-        if self.current is not None:
-            self.current["text"].append(data)
-
-
-def row_budget(page: bytes, fragment: bytes) -> dict:
-    """What the "< 30%" target leaves for each row, against what a row has to say.
-
-    The rows are in both the page and the fragment, so the rest of the page R (page minus
-    fragment) does not move when rows shrink; fragment F < 30% of F + R means F < 3R/7.
-    """
-    text = fragment.decode()
-    body_bytes = len(text[text.index("<tbody>") : text.index("</tbody>")].encode())
-    parser = _Rows()
-    parser.feed(text)
-    rows = [r for r in parser.rows if r["hrefs"]]  # not the "no match" row
-    n = max(len(rows), 1)
-    rest = len(page) - len(fragment)
-    allowed = 3 * rest / 7
-    outside_rows = len(fragment) - body_bytes
-    visible = [len(" ".join("".join(r["text"]).split()).encode()) for r in rows]
-    with_links = [v + sum(len(h) for h in r["hrefs"]) for v, r in zip(visible, rows, strict=True)]
-    return {
-        "rows": len(rows),
-        "row_bytes_now": body_bytes / n,
-        "allowed_per_row": (allowed - outside_rows) / n,
-        "visible_text_median": median(visible) if visible else 0,
-        "text_and_links_median": median(with_links) if with_links else 0,
-        "rest_of_page": rest,
-        "fragment_outside_rows": outside_rows,
-    }
-
-
-# -- main --------------------------------------------------------------------------------------
-
-
 def main(argv: list[str] | None = None) -> int:
     quick = quick_mode(argv)
     duration, runs = (8, 1) if quick else (30, 3)
@@ -567,31 +508,21 @@ def main(argv: list[str] | None = None) -> int:
             "BENCH_NOWORK_FILE": str(saved),
             "BENCH_NOWORK_CONTENT_TYPE": headers.get("Content-Type", "text/html; charset=utf-8"),
         }
-        # Fragment and page bytes.
+        # The htmx fragment at the default 50 rows, gzipped (issue 22 item 5; the old share of
+        # the page's bytes is retired: a row's visible text alone was over its budget).
         _, _, fragment, _ = fetch(base + "/", {"HX-Request": "true"})
-        share = len(fragment) / len(page)
-        report.add(
-            "htmx fragment bytes / full page bytes (default page)",
-            f"{share * 100:.1f}% ({len(fragment):,} of {len(page):,} bytes)",
-            "< 30%",
-            share < 0.30,
-        )
         (VAR / "default-fragment.html").write_bytes(fragment)
-        budget = row_budget(page, fragment)
-        report.info(
-            "htmx fragment: bytes per row the < 30% target allows / a row's visible text alone",
-            f"{budget['allowed_per_row']:.0f} B / {budget['visible_text_median']:.0f} B "
-            f"({budget['text_and_links_median']:.0f} B with its links' URLs; "
-            f"{budget['row_bytes_now']:.0f} B of markup now)",
-            f"{budget['rows']} rows; the rest of the page {budget['rest_of_page']:,} B, the "
-            f"fragment outside its rows {budget['fragment_outside_rows']:,} B; medians",
+        fragment_gz = len(gzip.compress(fragment, 6))
+        report.add(
+            "htmx fragment, gzipped, default 50 rows",
+            f"{fragment_gz / 1024:.1f} KB ({len(fragment) / 1024:.1f} KB raw)",
+            "<= 5 KB",
+            fragment_gz <= 5 * 1024,
         )
-        report.details["row_budget"] = budget
-        gz_share = len(gzip.compress(fragment, 6)) / len(gzip.compress(page, 6))
         report.info(
-            "htmx fragment / full page, gzipped",
-            f"{gz_share * 100:.1f}% ({len(gzip.compress(fragment, 6)):,} of "
-            f"{len(gzip.compress(page, 6)):,} bytes)",
+            "htmx fragment / full page bytes",
+            f"{len(fragment) / len(page) * 100:.1f}% raw, "
+            f"{fragment_gz / len(gzip.compress(page, 6)) * 100:.1f}% gzipped",
         )
 
         floor_sql = VAR / "default-page-sql.json"
@@ -618,6 +549,8 @@ def main(argv: list[str] | None = None) -> int:
                 "cached": (base, ["/"], "cycle", 200, ""),
                 "uncached": (base, ["/"], "bust", 200, ""),
                 "uncached mix": (base, REALISTIC, "bust", 200, ""),
+                # The estimator over every synthetic type at 4 node counts (issue 22 item 2).
+                "estimate (every type, 4 node counts)": (base, [ESTIMATE], "bust", 200, ""),
             }
             if etag:
                 scenarios["conditional (304)"] = (base, ["/"], "conditional", 304, "ETAG")
@@ -636,6 +569,7 @@ def main(argv: list[str] | None = None) -> int:
                         flush=True,
                     )
             rss = django.worker_rss_mib()
+            peaks = django.worker_peak_rss_mib()
 
         def rps(name: str) -> float:
             return median([r["rps"] for r in results[name]])
@@ -662,22 +596,33 @@ def main(argv: list[str] | None = None) -> int:
                 ),
             )
         nowork_rps = rps("no-work")
-        for name, target in (("cached", 0.6), ("uncached", 0.05), ("uncached mix", 0.05)):
-            ratio = rps(name) / nowork_rps
-            report.add(
-                f"{name} / no-work throughput",
-                f"{ratio:.4f}x ({rps(name):.1f} vs {nowork_rps:.0f} req/s)",
-                f">= {target}x",
-                ratio >= target,
-            )
-        floor_ratio = rps("SQL floor") / nowork_rps
-        report.info(
-            "SQL floor / no-work throughput: the default page's own SQL and its saved bytes, "
-            "no Django",
-            f"{floor_ratio:.4f}x ({rps('SQL floor'):.1f} vs {nowork_rps:.0f} req/s; "
+        floor_rps = rps("SQL floor")
+        cached_ratio = rps("cached") / nowork_rps
+        report.add(
+            "cached / no-work throughput",
+            f"{cached_ratio:.4f}x ({rps('cached'):.1f} vs {nowork_rps:.0f} req/s)",
+            ">= 0.6x",
+            cached_ratio >= 0.6,
+        )
+        # Issue 22: the uncached page against its own SQL under the same load (the old target
+        # against the no-work view is retired: the SQL floor itself was below it).
+        floor_ratio = rps("uncached") / floor_rps
+        report.add(
+            "uncached / SQL floor throughput",
+            f"{floor_ratio:.2f}x ({rps('uncached'):.1f} vs {floor_rps:.1f} req/s; "
             f"{len(page_sql)} statements)",
-            "the most any uncached render running that SQL can reach (bench/sqlfloor_wsgi.py); "
-            f"{'below' if floor_ratio < 0.05 else 'above'} the 0.05x target",
+            ">= 0.5x",
+            floor_ratio >= 0.5,
+            "the SQL floor: the default page's own SQL and its saved bytes, no Django "
+            "(bench/sqlfloor_wsgi.py)",
+        )
+        report.info(
+            "uncached mix / SQL floor of the default page",
+            f"{rps('uncached mix') / floor_rps:.2f}x (other filters run other SQL)",
+        )
+        report.info(
+            "SQL floor / no-work throughput",
+            f"{floor_rps / nowork_rps:.4f}x ({floor_rps:.1f} vs {nowork_rps:.0f} req/s)",
         )
         if etag:
             cost = rps("uncached") / rps("conditional (304)")
@@ -701,6 +646,14 @@ def main(argv: list[str] | None = None) -> int:
             )
         report.info(
             "gunicorn RSS after the load (master, workers)", ", ".join(f"{m:.0f} MiB" for m in rss)
+        )
+        worst = max(peaks[1:] or [0.0])
+        report.add(
+            "peak resident memory per gunicorn worker (all load scenarios, the estimate included)",
+            ", ".join(f"{m:.0f} MiB" for m in peaks[1:]) or "not read",
+            "<= 250 MB each",
+            bool(peaks[1:]) and worst * 1.048576 <= 250,
+            "VmHWM of each worker after every scenario",
         )
         report.details["wrk"] = results
 

@@ -118,8 +118,15 @@ class Gunicorn:
             os.killpg(self.process.pid, signal.SIGKILL)
             self.process.wait(timeout=10)
 
+    def worker_peak_rss_mib(self) -> list[float]:
+        """Peak resident memory (VmHWM) of the master and each worker, from /proc."""
+        return self._status_mib("VmHWM:")
+
     def worker_rss_mib(self) -> list[float]:
         """Resident memory of each worker (and the master), from /proc."""
+        return self._status_mib("VmRSS:")
+
+    def _status_mib(self, field: str) -> list[float]:
         if self.process is None:
             return []
         pids = [self.process.pid]
@@ -130,7 +137,7 @@ class Gunicorn:
         for pid in pids:
             try:
                 for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-                    if line.startswith("VmRSS:"):
+                    if line.startswith(field):
                         sizes.append(int(line.split()[1]) / 1024)
             except OSError:
                 continue

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from decimal import Decimal
+from typing import ClassVar
 
 import django_filters
 from django import forms
@@ -27,7 +28,7 @@ from django.db.models import (
     When,
 )
 from django.http import JsonResponse, QueryDict
-from django.utils.translation import gettext, gettext_lazy, ngettext
+from django.utils.translation import get_language, gettext, gettext_lazy, ngettext
 
 from offerings.models import (
     FabricTechnology,
@@ -309,6 +310,17 @@ class InstanceFilterSet(django_filters.FilterSet):
         model = InstanceType
         fields: list[str] = []
         form = ListingForm
+
+    # One form class per language (django-filter builds a new class, with new fields, for every
+    # FilterSet; the fields depend only on the filters declared above).
+    _form_classes: ClassVar[dict[tuple[type, str | None], type]] = {}
+
+    def get_form_class(self) -> type:
+        key = (type(self), get_language())
+        form_class = self._form_classes.get(key)
+        if form_class is None:
+            form_class = self._form_classes[key] = super().get_form_class()
+        return form_class
 
     # -- individual filters ---------------------------------------------------------------------
 
