@@ -301,3 +301,28 @@ class RenderedParts:
 
 
 rendered_parts = RenderedParts()
+
+
+@dataclass(frozen=True)
+class KeptRow:
+    """A filter-table row the page found kept: its id and markup, no model loaded."""
+
+    pk: int
+    html: str
+
+
+def listing_row_key(
+    pk: int,
+    offer_pk: int | None,
+    offer_stale: bool | None,
+    *,
+    language: str | None,
+    currency: str | None,
+    checked: bool,
+    badges: str | None,
+    minute: int,
+) -> tuple:
+    """The key of one kept filter-table row: everything its markup reads beyond the row's own
+    data, which the data version covers (the `listing_row` tag and the filter page's view build
+    it the same way)."""
+    return ("listing-row", pk, language, currency, offer_pk, offer_stale, checked, badges, minute)

@@ -239,26 +239,26 @@ def serialize_instance(
 
 
 def serialized_rows(
-    rows: list[InstanceType], rates: RateTable, build_absolute_uri, version
+    rows, ids: list[tuple[int, int | None]], rates: RateTable, build_absolute_uri, version
 ) -> list[str]:
-    """A page of `for_table()` rows as the API's JSON text, one string per row, kept per data
-    version (offerings.caching.RenderedParts).
+    """A page of rows as the API's JSON text, one string per row, kept per data version
+    (offerings.caching.RenderedParts). `ids` are the page's (row id, chosen offer id) in order;
+    `rows` is the filtered `for_table()` queryset the rows not kept are loaded from.
 
     A row's text is a function of its data, the offer the filters chose, the site's address and
     the minute: ages and staleness are computed at the start of the current minute, so a kept
-    row is exactly what a fresh one would be. Only the rows not kept load their offers, purchase
-    modes and collective results (three queries for all of them together).
+    row is exactly what a fresh one would be. Only the rows not kept are loaded, with their
+    offers, purchase modes and collective results (four queries for all of them together).
     """
     now = timezone.now().replace(second=0, microsecond=0)
     base = build_absolute_uri("/")
-    keys = {
-        row.pk: ("api-row", row.pk, getattr(row, "row_offer_id", None), now, base) for row in rows
-    }
+    keys = {pk: ("api-row", pk, offer_id, now, base) for pk, offer_id in ids}
     found = rendered_parts.get_many(version, keys.values())
-    missing = [row for row in rows if keys[row.pk] not in found]
+    missing = [pk for pk in keys if keys[pk] not in found]
     if missing:
-        prefetch_related_objects(missing, *listing_prefetches(), collective_results_prefetch())
-        for row in attach_row_offers(missing):
+        loaded = list(rows.filter(pk__in=missing))
+        prefetch_related_objects(loaded, *listing_prefetches(), collective_results_prefetch())
+        for row in attach_row_offers(loaded):
             text = json.dumps(
                 serialize_instance(row, rates, now, build_absolute_uri),
                 cls=DjangoJSONEncoder,
@@ -266,7 +266,7 @@ def serialized_rows(
             )
             found[keys[row.pk]] = text
             rendered_parts.put(version, keys[row.pk], text)
-    return [found[keys[row.pk]] for row in rows]
+    return [found[keys[pk]] for pk, _ in ids]
 
 
 CSV_PRICE_FIELDS = [

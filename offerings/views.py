@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from datetime import timedelta
 
 from django.conf import settings
 from django.contrib.postgres.aggregates import ArrayAgg
@@ -17,14 +18,14 @@ from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, QueryD
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
-from django.utils.translation import gettext
+from django.utils.translation import get_language, gettext
 from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_POST, require_safe
 from django.views.decorators.vary import vary_on_headers
 from django_ratelimit.decorators import ratelimit
 
 from offerings import openapi
-from offerings.caching import versioned
+from offerings.caching import KeptRow, listing_row_key, rendered_parts, versioned
 from offerings.comparison import compare_table
 from offerings.drawing.diagrams import price_history_svg, topology_svg
 from offerings.facets import facet_counts
@@ -179,6 +180,54 @@ def availability_known(listing: ListingQuery) -> dict | None:
     )
 
 
+def page_rows(
+    request: HttpRequest,
+    listing: ListingQuery,
+    page,
+    rates: RateTable,
+    currency: str,
+    compare_ids: list[int],
+) -> list:
+    """The page's rows for the filter table: a `KeptRow` (its markup) for each row kept for this
+    data version, the row loaded in full, with its offer and prices, for each one that is not.
+
+    The page's rows and their chosen offers are read as values first (two small queries); only
+    rows not kept are loaded as models (one more query and their offers), so a page of kept rows
+    builds no model at all.
+    """
+    version = getattr(request, "catalog_version", None)
+    ids = list(page.object_list.values_list("pk", "row_offer_id"))
+    observed = dict(
+        Offer.objects.filter(pk__in={o for _, o in ids if o}).values_list("pk", "observed_at")
+    )
+    now = timezone.now()
+    stale_before = now - timedelta(hours=settings.PRICE_STALE_AFTER_HOURS)
+    language, minute = get_language(), int(now.timestamp() // 60)
+    keys = {}
+    for pk, offer_id in ids:
+        stale = None
+        if offer_id is not None:  # Offer.is_stale, from the two fields it reads
+            when = observed.get(offer_id)
+            stale = when is None or when < stale_before
+        keys[pk] = listing_row_key(
+            pk,
+            offer_id,
+            stale,
+            language=language,
+            currency=currency,
+            checked=pk in compare_ids,
+            badges=False,
+            minute=minute,
+        )
+    found = rendered_parts.get_many(version, keys.values())
+    missing = [pk for pk in keys if keys[pk] not in found]
+    loaded: dict[int, InstanceType] = {}
+    if missing:
+        full = attach_row_offers(listing.filterset.qs.filter(pk__in=missing))
+        loaded = {row.pk: row for row in with_display_prices(full, rates, currency)}
+    return [KeptRow(pk, found[keys[pk]]) if keys[pk] in found else loaded[pk] for pk, _ in ids]
+
+
 def listing_context(
     request: HttpRequest,
     *,
@@ -197,15 +246,18 @@ def listing_context(
         return export(request, listing, rates)
     page = paginate(listing) if listing.is_valid else None
     currency = listing.options["currency"] if listing.is_valid else "USD"
-    rows = attach_row_offers(page.object_list) if page else []
-    with_display_prices(rows, rates, currency)
+    compare_ids, compare_url = compare_selection(request.GET)
+    if page is not None and decorate is None:
+        rows = page_rows(request, listing, page, rates, currency, compare_ids)
+    else:
+        rows = attach_row_offers(page.object_list) if page else []
+        with_display_prices(rows, rates, currency)
     form = listing.filterset.form
     for name, messages in listing.errors.items():
         if name in form.fields and name not in form.errors:
             form.add_error(name, messages)  # show the contract's errors at their fields
     if decorate is not None and listing.is_valid:
         decorate(rows, listing)
-    compare_ids, compare_url = compare_selection(request.GET)
     feed_query = request.GET.copy()
     for name in LISTING_OPTIONS:
         feed_query.pop(name, None)
@@ -265,7 +317,8 @@ def api_instances(request: HttpRequest) -> HttpResponse:
     if page is None:
         return invalid_parameters(listing.errors)
     results = serialized_rows(
-        list(page.object_list),
+        listing.filterset.qs,
+        list(page.object_list.values_list("pk", "row_offer_id")),
         rates,
         request.build_absolute_uri,
         getattr(request, "catalog_version", None),

@@ -12,7 +12,7 @@ from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 
 from offerings import platform, relative_time
-from offerings.caching import rendered_parts
+from offerings.caching import KeptRow, listing_row_key, rendered_parts
 
 register = template.Library()
 
@@ -317,23 +317,25 @@ def checkbox_options(context, field) -> SafeString:
 def listing_row(context, row) -> SafeString:
     """One row of the filter table (offerings/_listing_row.html), kept per data version.
 
-    The key holds everything the row's markup reads beyond the row's own data: the language, the
-    display currency, the offer the filters chose and whether it is stale, the compare tick, the
-    page's badges, and the minute its relative age is computed in.
+    The key (`listing_row_key`) holds everything the row's markup reads beyond the row's own
+    data: the language, the display currency, the offer the filters chose and whether it is
+    stale, the compare tick, the page's badges, and the minute its relative age is computed in.
+    A row the view already found kept (`KeptRow`) is its markup.
     """
+    if isinstance(row, KeptRow):
+        return mark_safe(row.html)
     request = context.get("request")
     offer = getattr(row, "row_offer", None)
     now = timezone.now()
-    key = (
-        "listing-row",
+    key = listing_row_key(
         row.pk,
-        get_language(),
-        context.get("currency"),
         offer.pk if offer else None,
         offer.is_stale(now) if offer else None,
-        row.pk in (context.get("compare_ids") or ()),
-        bool(context.get("interconnect_badges")) and getattr(row, "interconnects", None),
-        int(now.timestamp() // 60),
+        language=get_language(),
+        currency=context.get("currency"),
+        checked=row.pk in (context.get("compare_ids") or ()),
+        badges=bool(context.get("interconnect_badges")) and getattr(row, "interconnects", None),
+        minute=int(now.timestamp() // 60),
     )
 
     def render() -> str:
