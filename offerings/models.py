@@ -1264,10 +1264,15 @@ class Offer(models.Model):
         return f"{self.instance} {self.region.code} {self.kind}{term}"
 
     def is_stale(self, now=None) -> bool:
+        return self.stale_at(self.observed_at, now)
+
+    @staticmethod
+    def stale_at(observed_at, now=None) -> bool:
+        """Whether a price read at `observed_at` is stale at `now` (for rows read as values)."""
         now = now or timezone.now()
-        if self.observed_at is None:
+        if observed_at is None:
             return True  # "date unknown" is never fresh
-        return self.observed_at < now - timedelta(hours=settings.PRICE_STALE_AFTER_HOURS)
+        return observed_at < now - timedelta(hours=settings.PRICE_STALE_AFTER_HOURS)
 
 
 class PriceObservation(models.Model):

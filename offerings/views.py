@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from datetime import timedelta
 
 from django.conf import settings
 from django.contrib.postgres.aggregates import ArrayAgg
@@ -201,18 +200,13 @@ def page_rows(
         Offer.objects.filter(pk__in={o for _, o in ids if o}).values_list("pk", "observed_at")
     )
     now = timezone.now()
-    stale_before = now - timedelta(hours=settings.PRICE_STALE_AFTER_HOURS)
     language, minute = get_language(), int(now.timestamp() // 60)
     keys = {}
     for pk, offer_id in ids:
-        stale = None
-        if offer_id is not None:  # Offer.is_stale, from the two fields it reads
-            when = observed.get(offer_id)
-            stale = when is None or when < stale_before
         keys[pk] = listing_row_key(
             pk,
             offer_id,
-            stale,
+            Offer.stale_at(observed.get(offer_id), now) if offer_id is not None else None,
             language=language,
             currency=currency,
             checked=pk in compare_ids,

@@ -62,7 +62,7 @@ SPEC_FIELDS = (
 )
 
 
-def _float(value: Decimal | float | int | None) -> float | None:
+def as_float(value: Decimal | float | int | None) -> float | None:
     return None if value is None else float(value)
 
 
@@ -75,7 +75,7 @@ def link_spec(technology, topology, generation, domain_size, bandwidth) -> GpuLi
         topology=topology or None,
         generation=generation,
         domain_size=domain_size,
-        bandwidth_gbytes_per_s=_float(bandwidth),
+        bandwidth_gbytes_per_s=as_float(bandwidth),
     )
 
 
@@ -85,7 +85,7 @@ def fabric_spec(technology, bandwidth, multi_node, max_nodes) -> FabricSpec:
         return FabricSpec()
     return FabricSpec(
         technology=technology,
-        bandwidth_gbits_per_s=_float(bandwidth),
+        bandwidth_gbits_per_s=as_float(bandwidth),
         multi_node=multi_node,
         max_nodes=max_nodes,
     )
@@ -94,7 +94,7 @@ def fabric_spec(technology, bandwidth, multi_node, max_nodes) -> FabricSpec:
 def usd_per_hour(price_per_hour: Decimal, currency: str, rate_date, rates: RateTable):
     """The offer's price in USD per hour as the estimator takes it (listing.offer_usd's)."""
     rate = rates.usd_per_unit(currency, rate_date)
-    return None if rate is None else _float(price_per_hour * rate)
+    return None if rate is None else as_float(price_per_hour * rate)
 
 
 def lean_specs(rows: QuerySet, rates: RateTable) -> list[InstanceSpec]:
@@ -113,8 +113,8 @@ def lean_specs(rows: QuerySet, rates: RateTable) -> list[InstanceSpec]:
             id=pk,
             name="",
             gpu_count=gpu_count,
-            gpu_memory_gib=_float(memory),
-            bf16_dense_tflops=_float(tflops),
+            gpu_memory_gib=as_float(memory),
+            bf16_dense_tflops=as_float(tflops),
             pcie_generation=pcie,
             link=link_spec(*link),
             fabric=fabric_spec(*fabric),

@@ -16,7 +16,6 @@ import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from decimal import Decimal
 from typing import Any
 
 from django.core.paginator import Page
@@ -57,14 +56,21 @@ from offerings.estimator.page import (
     tier_sentence,
 )
 from offerings.estimator.phrases import Phrase
-from offerings.estimator.ranking import lean_specs, ranked_results
+from offerings.estimator.ranking import (
+    as_float,
+    fabric_spec,
+    lean_specs,
+    link_spec,
+    ranked_results,
+    usd_per_hour,
+)
 from offerings.filters import (
     ListingQuery,
     invalid_parameters,
     parse_instance_ids,
     parse_listing_query,
 )
-from offerings.listing import attach_row_offers, detail_path, offer_usd
+from offerings.listing import attach_row_offers, detail_path
 from offerings.models import InstanceType
 from offerings.money import RateTable
 
@@ -175,44 +181,40 @@ def parse_estimate_query(query: QueryDict) -> EstimateQuery:
 # --------------------------------------------------------------------------------------------
 
 
-def _float(value: Decimal | float | int | None) -> float | None:
-    return None if value is None else float(value)
-
-
 def instance_spec(
     row: InstanceType, rates: RateTable, absolute: Callable[[str], str]
 ) -> InstanceSpec:
-    """One listing row (with `row_offer` attached) as the estimator's plain data."""
+    """One listing row (with `row_offer` attached) as the estimator's plain data: the same
+    conversions as the ranking's values (`offerings.estimator.ranking`)."""
     link = getattr(row, "gpu_link", None)
     fabric = getattr(row, "fabric", None)
-    price = None
-    if row.row_offer is not None:
-        price = _float(offer_usd(row.row_offer, row.gpu_count, rates)[0])
+    offer = row.row_offer
     return InstanceSpec(
         id=row.pk,
         name=row.name,
         gpu_count=row.gpu_count,
-        gpu_memory_gib=_float(row.gpu.memory_gib),
-        bf16_dense_tflops=_float(row.gpu.bf16_dense_tflops),
+        gpu_memory_gib=as_float(row.gpu.memory_gib),
+        bf16_dense_tflops=as_float(row.gpu.bf16_dense_tflops),
         pcie_generation=row.gpu.pcie_generation,
-        link=GpuLinkSpec(
-            technology=link.technology,
-            topology=link.topology or None,
-            generation=link.generation,
-            domain_size=link.domain_size,
-            bandwidth_gbytes_per_s=_float(link.bandwidth_gbytes_per_s),
+        link=link_spec(
+            link.technology,
+            link.topology,
+            link.generation,
+            link.domain_size,
+            link.bandwidth_gbytes_per_s,
         )
         if link is not None
         else GpuLinkSpec(),
-        fabric=FabricSpec(
-            technology=fabric.technology,
-            bandwidth_gbits_per_s=_float(fabric.bandwidth_gbits_per_s),
-            multi_node=fabric.multi_node,
-            max_nodes=fabric.max_nodes,
+        fabric=fabric_spec(
+            fabric.technology, fabric.bandwidth_gbits_per_s, fabric.multi_node, fabric.max_nodes
         )
         if fabric is not None
         else FabricSpec(),
-        price_per_hour_usd=price,
+        price_per_hour_usd=usd_per_hour(
+            offer.price_per_hour, offer.currency, offer.exchange_rate_date, rates
+        )
+        if offer is not None
+        else None,
         provider=row.provider.slug,
         url=absolute(detail_path(row)),
     )
