@@ -263,3 +263,17 @@ def test_a_plan_with_no_matching_shape_says_so(client, prefix):
     assert 'class="plan-empty"' in html
     if prefix:
         assert "No instance type and price match" not in html
+
+
+def test_the_page_marks_a_stale_price_and_not_a_fresh_one(client, catalog):
+    from django.utils import timezone
+
+    from offerings.models import Offer
+
+    html = client.get("/plan/?gpus=8&gpu=h100-sxm&price_kind=spot").content.decode()
+    assert 'class="stale"' in html  # the fixtures' prices were read on 2026-11-01
+    Offer.objects.update(observed_at=timezone.now())
+    fresh = client.get("/plan/?gpus=8&gpu=h100-sxm&price_kind=spot").content.decode()
+    assert 'class="stale"' not in fresh
+    chinese = client.get("/zh-hans/plan/?gpus=8&gpu=h100-sxm&price_kind=spot").content.decode()
+    assert "ib.8x" in chinese

@@ -20,7 +20,7 @@ from decimal import Decimal
 
 from django.utils.translation import gettext as _
 
-from offerings.models import FabricTechnology, InstanceType, LinkTechnology, OfferKind
+from offerings.models import FabricTechnology, InstanceType, LinkTechnology, Offer, OfferKind
 from offerings.money import RateTable
 
 MAX_GPUS = 100_000
@@ -46,6 +46,7 @@ class PlanOffer:
     exchange_rate_date: object
     price_per_gpu_hour_usd: Decimal | None
     available: bool | None
+    observed_at: object
     region: PlanRegion
 
     FIELDS = (
@@ -58,6 +59,7 @@ class PlanOffer:
         "exchange_rate_date",
         "price_per_gpu_hour_usd",
         "available",
+        "observed_at",
         "region__code",
     )
 
@@ -67,6 +69,11 @@ class PlanOffer:
 
     def get_kind_display(self) -> str:
         return str(OfferKind(self.kind).label)
+
+    @property
+    def is_stale(self) -> bool:
+        """Offer.is_stale's rule: undated, or read longer ago than PRICE_STALE_AFTER_HOURS."""
+        return Offer.stale_at(self.observed_at)
 
 
 @dataclass
