@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 
-from django.db.models import Prefetch, Q, prefetch_related_objects
+from django.db.models import Q, prefetch_related_objects
 from django.http import HttpRequest, HttpResponse, JsonResponse, QueryDict
 from django.shortcuts import render
 from django.utils.translation import gettext as _
@@ -16,7 +16,7 @@ from offerings.estimator.estimation import assumptions as estimator_assumptions
 from offerings.estimator.page import MODE_LABELS
 from offerings.filters import ListingQuery, invalid_parameters, parse_listing_query
 from offerings.listing import detail_path, money
-from offerings.models import InstanceType, Offer, ProviderReadiness, PurchaseMode
+from offerings.models import InstanceType, Offer, ProviderReadiness, listing_prefetches
 from offerings.money import RateTable
 from offerings.planner import core
 from offerings.planner.jobs import JOB_PARAMETERS, Job, estimate_shapes, parse_job
@@ -116,17 +116,7 @@ def plan(query: PlanQuery) -> list[core.Shape]:
 def with_purchase_modes(shapes: list[core.Shape]) -> None:
     """Load the purchase modes (curated, and the kinds current prices show) of the shown rows only."""
     instances = list({shape.instance.pk: shape.instance for shape in shapes}.values())
-    prefetch_related_objects(
-        instances,
-        Prefetch(
-            "offers",
-            queryset=Offer.objects.current().select_related("region"),
-            to_attr="current_offers",
-        ),
-        Prefetch(
-            "purchase_modes", queryset=PurchaseMode.objects.all(), to_attr="listed_purchase_modes"
-        ),
-    )
+    prefetch_related_objects(instances, *listing_prefetches())
     for shape in shapes:
         shape.modes = purchase_modes_of(shape.instance)
 
