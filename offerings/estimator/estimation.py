@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from offerings.estimator.collectives import (
     DOMAIN_SIZE_UNKNOWN,
+    CommTimes,
     Plan,
     collective_time,
     effective_bandwidth,
@@ -85,72 +86,141 @@ def estimate_training(
     return _with_verdict(row, _training_verdict(row, None, constants.comm_bound_efficiency))
 
 
-def _training_row(
-    instance: InstanceSpec, job: Job, nodes: int, constants: Constants
-) -> EstimateResult:
-    """A training row without its verdict, which depends on the other node counts too."""
-    the_plan = plan(instance, nodes, constants)
-    missing = list(the_plan.missing)
-    gpus = the_plan.gpus
+@dataclass(slots=True)
+class TrainingBasis:
+    """What a training row's figures rest on before any communication: its compute time and
+    whether its model states fit. Cheap, and a lower bound of the step (offerings.estimator.
+    ranking ranks with it before it times any collective)."""
+
+    gpus: int
+    compute_s: float | None  # None: the GPU's dense BF16 TFLOPS is unknown
+    per_gpu: float  # bytes of model state per GPU
+    limit: float | None  # bytes a GPU may hold; None: its memory is unknown
+    unavailable: Phrase | None  # why this many nodes cannot be booked self-serve
+
+    @property
+    def fits(self) -> bool:
+        return self.unavailable is None and self.limit is not None and self.per_gpu <= self.limit
+
+
+@dataclass(slots=True)
+class TrainingFigures:
+    """The physics of one training row, before any phrase or price: what `_training_row`
+    reports in full and what the ranking (offerings.estimator.ranking) reads of every row."""
+
+    basis: TrainingBasis
+    plan: Plan
+    times: CommTimes
+    micro_batches: int
+    step_s: float | None  # compute + exposed communication; never below basis.compute_s
+    efficiency: float | None
+
+
+def training_basis(
+    instance: InstanceSpec, job: Job, nodes: int, constants: Constants = DEFAULT_CONSTANTS
+) -> TrainingBasis:
+    """Compute time and memory of a training row of `nodes` nodes. It reads the GPU (TFLOPS,
+    memory), its count and the fabric's booking facts (multi-node, maximum nodes) only: the
+    ranking shares one basis among the hardware that have the same ones."""
+    gpus = nodes * instance.gpu_count
     params = job.params
-    size = params * job.bytes_per_param
+    compute_s: float | None = None
+    if instance.bf16_dense_tflops is not None and instance.bf16_dense_tflops > 0:
+        flops = 6 * params * job.tokens_per_step
+        compute_s = flops / (gpus * instance.bf16_dense_tflops * 1e12 * job.mfu)
+    # Memory: weights + gradients at bytes_per_param, Adam state at 12 bytes, per GPU.
+    states = params * (2 * job.bytes_per_param + constants.optimizer_bytes_per_param)
+    limit = None
+    if instance.gpu_memory_gib is not None:
+        limit = instance.gpu_memory_gib * GIB * constants.training_memory_fraction
+    return TrainingBasis(
+        gpus=gpus,
+        compute_s=compute_s,
+        per_gpu=states / gpus if job.mode == "train-fsdp" else states,
+        limit=limit,
+        unavailable=_availability(instance, nodes),
+    )
+
+
+def training_figures(
+    instance: InstanceSpec, job: Job, nodes: int, constants: Constants = DEFAULT_CONSTANTS
+) -> TrainingFigures:
+    """Compute, communication, step, efficiency and memory of one training row."""
+    basis = training_basis(instance, job, nodes, constants)
+    the_plan = plan(instance, nodes, constants)
     fsdp = job.mode == "train-fsdp"
     # DDP all-reduces the accumulated gradients once per step (2 passes, 1 call); FSDP with full
     # resharding all-gathers the parameters for each micro-batch's forward and backward pass and
     # reduce-scatters its gradients (3 passes and 3 calls per micro-batch).
-    micro_batches = job.micro_batches(gpus)
+    micro_batches = job.micro_batches(the_plan.gpus)
     times = collective_time(
-        size,
+        job.params * job.bytes_per_param,
         passes=3 * micro_batches if fsdp else 2,
         calls=3 * micro_batches if fsdp else 1,
         the_plan=the_plan,
         constants=constants,
     )
-
-    compute_s: float | None = None
-    if instance.bf16_dense_tflops is None or instance.bf16_dense_tflops <= 0:
-        missing.append(gettext_noop("dense BF16 TFLOPS"))
-    else:
-        flops = 6 * params * job.tokens_per_step
-        compute_s = flops / (gpus * instance.bf16_dense_tflops * 1e12 * job.mfu)
-
+    compute_s = basis.compute_s
     step_s = efficiency = None
     if compute_s is not None and times.total_s is not None:
         step_s = compute_s + (1 - job.overlap) * times.total_s
         efficiency = compute_s / step_s if step_s > 0 else 1.0
+    return TrainingFigures(
+        basis=basis,
+        plan=the_plan,
+        times=times,
+        micro_batches=micro_batches,
+        step_s=step_s,
+        efficiency=efficiency,
+    )
 
-    # Memory: weights + gradients at bytes_per_param, Adam state at 12 bytes, per GPU.
-    states = params * (2 * job.bytes_per_param + constants.optimizer_bytes_per_param)
-    per_gpu = states / gpus if fsdp else states
-    limit: float | None = None
+
+def training_costs(
+    price_per_hour_usd: float | None, nodes: int, fits: bool, step_s: float | None, job: Job
+) -> tuple[float | None, float | None, float | None]:
+    """(cost per hour, per step, per billion tokens) of a training row; None where unknown."""
+    if price_per_hour_usd is None:
+        return None, None, None
+    cost_hour = nodes * price_per_hour_usd
+    if not fits or step_s is None:
+        return cost_hour, None, None
+    cost_step = cost_hour * step_s / 3600
+    return cost_hour, cost_step, cost_step / job.tokens_per_step * 1e9
+
+
+def _training_row(
+    instance: InstanceSpec, job: Job, nodes: int, constants: Constants
+) -> EstimateResult:
+    """A training row without its verdict, which depends on the other node counts too."""
+    figures = training_figures(instance, job, nodes, constants)
+    basis = figures.basis
+    the_plan, times, compute_s = figures.plan, figures.times, basis.compute_s
+    step_s, limit, per_gpu = figures.step_s, basis.limit, basis.per_gpu
+    gpus = the_plan.gpus
+    missing = list(the_plan.missing)
+    if compute_s is None:
+        missing.append(gettext_noop("dense BF16 TFLOPS"))
     reasons: list[Phrase] = []
-    if instance.gpu_memory_gib is None:
+    if limit is None:
         missing.append(gettext_noop("GPU memory"))
-    else:
-        limit = instance.gpu_memory_gib * GIB * constants.training_memory_fraction
-        if per_gpu > limit:
-            reasons.append(
-                Phrase(
-                    "states-too-big",
-                    {
-                        "per_gpu_gib": _gib(per_gpu),
-                        "sharded": fsdp,
-                        "gpus": gpus,
-                        "limit_gib": _gib(limit),
-                    },
-                )
+    elif per_gpu > limit:
+        reasons.append(
+            Phrase(
+                "states-too-big",
+                {
+                    "per_gpu_gib": _gib(per_gpu),
+                    "sharded": job.mode == "train-fsdp",
+                    "gpus": gpus,
+                    "limit_gib": _gib(limit),
+                },
             )
-    unavailable = _availability(instance, nodes)
-    if unavailable:
-        reasons.insert(0, unavailable)
-    fits = not reasons and limit is not None
-
-    cost_hour = cost_step = cost_billion = None
-    if instance.price_per_hour_usd is not None:
-        cost_hour = nodes * instance.price_per_hour_usd
-        if fits and step_s is not None:
-            cost_step = cost_hour * step_s / 3600
-            cost_billion = cost_step / job.tokens_per_step * 1e9
+        )
+    if basis.unavailable:
+        reasons.insert(0, basis.unavailable)
+    fits = basis.fits
+    cost_hour, cost_step, cost_billion = training_costs(
+        instance.price_per_hour_usd, nodes, fits, step_s, job
+    )
 
     bottleneck: str | None = None
     if compute_s is not None and times.total_s is not None:
@@ -173,7 +243,7 @@ def _training_row(
         comm_inter_s=times.inter_s,
         comm_s=times.total_s,
         step_s=step_s,
-        efficiency=efficiency,
+        efficiency=figures.efficiency,
         cost_per_step_usd=cost_step,
         cost_per_billion_tokens_usd=cost_billion,
         cost_per_hour_usd=cost_hour,
@@ -192,7 +262,7 @@ def _training_row(
         memory_limit_gib=_gib(limit) if limit is not None else None,
         missing=tuple(dict.fromkeys(missing)),
         verdict="",
-        micro_batches=micro_batches,
+        micro_batches=figures.micro_batches,
         reason_phrases=tuple(reasons),
     )
 

@@ -59,7 +59,8 @@ from offerings.estimator.phrases import Phrase
 from offerings.estimator.ranking import (
     as_float,
     fabric_spec,
-    lean_specs,
+    first_results,
+    lean_rows,
     link_spec,
     ranked_results,
     usd_per_hour,
@@ -235,7 +236,8 @@ def rounded(value: Any) -> Any:
 class EstimateRun:
     specs: dict[Any, InstanceSpec]  # every matching instance (name and address only if shown)
     # {"results": [...], "assumptions": {...}}: every result, ranked, with the figures the
-    # ranking and the page's counts, summary and chart read (offerings.estimator.ranking)
+    # ranking and the page's counts, summary and chart read (offerings.estimator.ranking);
+    # results are left empty for the API, which shows only `page`
     data: dict[str, Any]
     page: Page  # the requested page, as full records (the API's results)
     # (instance id, nodes) -> (verdict, reasons) as phrases, for the page to say in its language
@@ -247,10 +249,15 @@ class EstimateRun:
 
 
 def full_records(
-    query: EstimateQuery, ids: set, rates: RateTable, absolute: Callable[[str], str]
+    query: EstimateQuery,
+    ids: set,
+    rates: RateTable,
+    absolute: Callable[[str], str],
+    only: set[tuple[Any, int]] | None = None,
 ) -> tuple[dict[tuple[Any, int], dict[str, Any]], dict, dict[Any, InstanceSpec]]:
     """The full, rounded records (and phrases) of every result of the instances `ids`, built by
-    `estimate()` from their rows as the filters chose them."""
+    `estimate()` from their rows as the filters chose them (every node count of an instance is
+    estimated: a verdict reads them all); `only`: the (id, nodes) keys to keep."""
     if not ids:
         return {}, {}, {}
     rows = attach_row_offers(query.listing.filterset.qs.filter(pk__in=ids))
@@ -259,53 +266,65 @@ def full_records(
     records, phrases = {}, {}
     for row in result.results:
         key = (row.instance["id"], row.nodes)
-        records[key] = rounded(row.to_dict())
-        phrases[key] = (row.verdict_phrase, row.reason_phrases)
+        if only is None or key in only:
+            records[key] = rounded(row.to_dict())
+            phrases[key] = (row.verdict_phrase, row.reason_phrases)
     return records, phrases, specs
 
 
 def run_estimate(
-    query: EstimateQuery, absolute: Callable[[str], str], *, holders: bool = False
+    query: EstimateQuery, absolute: Callable[[str], str], *, for_page: bool = False
 ) -> EstimateRun | None:
     """Rank every matching (instance, node count); build full records for the page only.
 
     The ranking reads each result's tier and rounded cost (offerings.estimator.ranking), the
     page's records come from `estimate()` as before, so page and API show the same numbers in
-    the same order at any catalog size. `holders`: also build the records of every inference
-    result that fits (the page lists them). Returns None, with the error under `page` in
-    `query.errors`, for a page past the last.
+    the same order at any catalog size. `for_page` (the page, not the API): also every result
+    as a dict under `data["results"]` (the page's counts, summary and chart read them all) and
+    the records of every inference result that fits and of the chart's top instances (the page
+    names them). Returns None, with the error under `page` in `query.errors`, for a page past
+    the last.
     """
     if query.job is None:
         raise ValueError("run_estimate needs a valid query")
     rates = RateTable()
-    lean = lean_specs(query.listing.filterset.qs, rates)
-    specs = {spec.id: spec for spec in lean}
-    results = ranked_results(lean, query.job, rounded)
-    data = {"results": results, "assumptions": rounded(estimator_assumptions(query.job))}
+    lean = lean_rows(query.listing.filterset.qs, rates)
+    specs = {pk: spec for pk, spec, _ in lean}  # the hardware; the shown rows' in full below
+    options = query.listing.options
+    first = None
+    if not for_page:  # the API shows one page: rank only as far as it reaches
+        first = first_results(lean, query.job, rounded, options["page"] * options["page_size"])
+    if first is None:
+        ranked = ranked_results(lean, query.job, rounded)
+        page = query.listing.page_of(ranked, query.errors)
+    else:  # training: one result per row and node count, the page's from `first`
+        page = query.listing.page_of(range(len(lean) * len(query.job.nodes)), query.errors)
+        if page is not None:
+            page.object_list = first[page.start_index() - 1 : page.end_index()]
+    if page is None:
+        return None
+    data = {"results": [], "assumptions": rounded(estimator_assumptions(query.job))}
     data["assumptions"]["rounding"] = (
         f"Every float in results is rounded to {SIGNIFICANT_DIGITS} significant digits."
     )
-    page = query.listing.page_of(results, query.errors)
-    if page is None:
-        return None
-    wanted = {result["instance"]["id"] for result in page.object_list}
+    wanted = {result.id for result in page.object_list}
     inference = not query.job.is_training
-    if holders and inference:
-        wanted |= {result["instance"]["id"] for result in results if result["fits"]}
-    if not inference:  # the chart names its top instances
-        top = list(
-            dict.fromkeys(r["instance"]["id"] for r in results if r["efficiency"] is not None)
-        )
-        wanted |= set(top[:CHART_INSTANCES])
-    records, phrases, named = full_records(query, wanted, rates, absolute)
-    for result in results:  # the shown instances carry their names and addresses
-        full = records.get((result["instance"]["id"], result["nodes"]))
-        if full is not None:
-            result["instance"] = full["instance"]
+    if for_page:  # the page: its counts, summary and chart read every result
+        data["results"] = results = [result.as_result() for result in ranked]
+        if inference:
+            wanted |= {result.id for result in ranked if result.fits}
+        else:  # the chart names its top instances
+            top = dict.fromkeys(r.id for r in ranked if r.efficiency is not None)
+            wanted |= set(list(top)[:CHART_INSTANCES])
+    only = None if for_page else {(result.id, result.nodes) for result in page.object_list}
+    records, phrases, named = full_records(query, wanted, rates, absolute, only)
+    if for_page:
+        for result in results:  # the shown instances carry their names and addresses
+            full = records.get((result["instance"]["id"], result["nodes"]))
+            if full is not None:
+                result["instance"] = full["instance"]
     specs.update(named)
-    page.object_list = [
-        records[(result["instance"]["id"], result["nodes"])] for result in page.object_list
-    ]
+    page.object_list = [records[(result.id, result.nodes)] for result in page.object_list]
     return EstimateRun(specs=specs, data=data, page=page, phrases=phrases, records=records)
 
 
@@ -432,7 +451,7 @@ def estimate_page(request: HttpRequest) -> HttpResponse:
         # The empty form (with worked examples); only filter errors, such as ORM-shaped
         # names, count, since no job was asked for.
         query.errors = {k: v for k, v in query.errors.items() if k not in JOB_KEYS}
-    run = run_estimate(query, request.build_absolute_uri, holders=True) if query.is_valid else None
+    run = run_estimate(query, request.build_absolute_uri, for_page=True) if query.is_valid else None
     status = 400 if query.errors else 200
     return render(
         request, "estimator/estimate.html", page_context(request, query, run), status=status
