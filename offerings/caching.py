@@ -21,7 +21,10 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from datetime import date, timedelta
+from datetime import time as clock_time
 from functools import wraps
+from typing import Any
 
 from django.conf import settings
 from django.core.cache import cache
@@ -236,7 +239,8 @@ class LocalPageCache:
 
 class RenderedParts:
     """Pieces of a page rendered once per data version and kept in this process: the filter
-    table's rows, the API's serialized rows.
+    table's rows, the API's serialized rows, and the SQL of the filter page's and the
+    API's queries (`kept_statement`).
 
     Every page still runs its own SQL; what is kept is the output of a pure function of what
     that SQL returned (the row, the offer it shows) and of the key's other parts (language,
@@ -247,7 +251,7 @@ class RenderedParts:
     """
 
     def __init__(self) -> None:
-        self.entries: OrderedDict[tuple, str] = OrderedDict()
+        self.entries: OrderedDict[tuple, Any] = OrderedDict()
         self.version: int | None = None
         self.lock = threading.Lock()
 
@@ -301,6 +305,65 @@ class RenderedParts:
 
 
 rendered_parts = RenderedParts()
+
+TIMES = (date, clock_time, timedelta)  # datetime is a date
+
+
+def kept_statement(
+    version: int | None,
+    key: tuple,
+    run: Callable[[], Any],
+    replay: Callable[[Any, Any], Any],
+    shape: Callable[[Any], Any] = lambda result: None,
+) -> Any:
+    """`run()`, a query the ORM sends as one statement, with that statement kept for this data
+    version under `key` (the request parameters that built it): later calls send the kept SQL
+    and read its result with `replay(cursor, shape(first result))`. The same parameters build
+    the same SQL, and at catalog scale building and compiling the page's querysets costs more
+    Python than anything else on it; every call still runs the statement. One whose parameters
+    hold a date or time (a filter relative to now) is compiled afresh each time, as is a query
+    sent in more than one statement.
+    """
+    kept = rendered_parts.get_many(version, (key,)).get(key)
+    if kept is not None:
+        sql, params, described = kept
+        with connection.cursor() as cursor:
+            cursor.execute(sql, params)
+            return replay(cursor, described)
+    statements: list[tuple[str, Any]] = []
+
+    def capture(execute, sql, params, many, context):
+        statements.append((sql, params))
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(capture):
+        result = run()
+    if len(statements) == 1:
+        sql, params = statements[0]
+        if not any(isinstance(value, TIMES) for value in params or ()):
+            rendered_parts.put(version, key, (sql, params, shape(result)))
+    return result
+
+
+def parameters_key(data, names: Iterable[str]) -> tuple:
+    """A request's values (a QueryDict) of the parameters `names`, as part of a key."""
+    return tuple((name, tuple(data.getlist(name))) for name in sorted(names) if name in data)
+
+
+def fetch_all(cursor, _shape=None) -> list[tuple]:
+    """A kept `values_list` query's rows (the fields it reads need no converting)."""
+    return cursor.fetchall()
+
+
+def fetch_one(cursor, _shape=None) -> Any:
+    """A kept `count()`'s number."""
+    return cursor.fetchone()[0]
+
+
+def fetch_named(cursor, names: list[str]) -> dict:
+    """A kept `aggregate()`'s figures, by the names its first result had (`shape=list`): the
+    statement's columns come in that order, unnamed when the ORM wraps it in a subquery."""
+    return dict(zip(names, cursor.fetchone(), strict=True))
 
 
 @dataclass(frozen=True)

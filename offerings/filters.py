@@ -7,6 +7,7 @@ hands the remaining values to `InstanceFilterSet`.
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import ClassVar
@@ -28,7 +29,9 @@ from django.db.models import (
     When,
 )
 from django.http import JsonResponse, QueryDict
+from django.utils.choices import normalize_choices
 from django.utils.translation import get_language, gettext, gettext_lazy, ngettext
+from django_filters.fields import ChoiceIterator
 
 from offerings.models import (
     FabricTechnology,
@@ -241,6 +244,27 @@ def _noop(queryset, name, value):
     return queryset
 
 
+def resolved(choices) -> list[tuple]:
+    """(value, label) choices with their labels as text in the active language."""
+    return [(value, str(label)) for value, label in choices]
+
+
+class OneLevelFilters(dict):
+    """A FilterSet's declared filters, which django-filter deep-copies for every FilterSet (every
+    request), each filter's choices and lazy labels with it. A filter's state of its own is its
+    parent FilterSet and model, which `__init__` sets on the copies: a copy of each filter, with
+    its method bound to the copy, is enough."""
+
+    def __deepcopy__(self, memo: dict) -> dict:
+        copies = {}
+        for name, original in self.items():
+            duplicate = copy.copy(original)
+            if duplicate.method is not None:
+                duplicate.method = duplicate.method  # a FilterMethod of the copy, not the original
+            copies[name] = duplicate
+        return copies
+
+
 class InstanceFilterSet(django_filters.FilterSet):
     q = django_filters.CharFilter(method="filter_text", max_length=200, label="Search")
     gpu = django_filters.ModelMultipleChoiceFilter(
@@ -315,11 +339,26 @@ class InstanceFilterSet(django_filters.FilterSet):
     # FilterSet; the fields depend only on the filters declared above).
     _form_classes: ClassVar[dict[tuple[type, str | None], type]] = {}
 
+    def __init__(self, *args, **kwargs) -> None:
+        cls = type(self)
+        if not isinstance(cls.__dict__.get("base_filters"), OneLevelFilters):
+            cls.base_filters = OneLevelFilters(cls.base_filters)
+        super().__init__(*args, **kwargs)
+
     def get_form_class(self) -> type:
         key = (type(self), get_language())
         form_class = self._form_classes.get(key)
         if form_class is None:
             form_class = self._form_classes[key] = super().get_form_class()
+            for field in form_class.base_fields.values():
+                # Every form deep-copies its fields, choices included, and a choice list of
+                # lazily translated labels costs a copy of each proxy: the labels are resolved
+                # here, in the language this class is for.
+                choices = getattr(field, "_choices", None)
+                if isinstance(choices, ChoiceIterator):  # django-filter's wrapper of a list
+                    choices.choices = resolved(normalize_choices(choices.choices))
+                elif isinstance(choices, list):
+                    field.choices = resolved(choices)
         return form_class
 
     # -- individual filters ---------------------------------------------------------------------
@@ -488,6 +527,16 @@ class InstanceFilterSet(django_filters.FilterSet):
             expression.desc(nulls_last=True) if descending else expression.asc(nulls_last=True)
         )
         return [expression, "pk"]
+
+
+# What the feed, the drop-a-filter links and the kept counts leave out: how the page is shown,
+# not what it lists.
+LISTING_OPTIONS = ("sort", "page", "page_size", "format", "currency", "compare")
+
+
+def row_parameters(listing: ListingQuery) -> list[str]:
+    """The parameters that decide which rows match: the form's, but how they are shown."""
+    return [name for name in listing.filterset.form.fields if name not in LISTING_OPTIONS]
 
 
 @dataclass

@@ -243,7 +243,7 @@ def serialized_rows(
 ) -> list[str]:
     """A page of rows as the API's JSON text, one string per row, kept per data version
     (offerings.caching.RenderedParts). `ids` are the page's (row id, chosen offer id) in order;
-    `rows` is the filtered `for_table()` queryset the rows not kept are loaded from.
+    `rows()` gives the filtered `for_table()` queryset the rows not kept are loaded from.
 
     A row's text is a function of its data, the offer the filters chose, the site's address and
     the minute: ages and staleness are computed at the start of the current minute, so a kept
@@ -256,7 +256,7 @@ def serialized_rows(
     found = rendered_parts.get_many(version, keys.values())
     missing = [pk for pk in keys if keys[pk] not in found]
     if missing:
-        loaded = list(rows.filter(pk__in=missing))
+        loaded = list(rows().filter(pk__in=missing))
         prefetch_related_objects(loaded, *listing_prefetches(), collective_results_prefetch())
         for row in attach_row_offers(loaded):
             text = json.dumps(

@@ -11,8 +11,7 @@ import json
 from collections.abc import Callable
 
 from django.conf import settings
-from django.contrib.postgres.aggregates import ArrayAgg
-from django.db.models import Count, Exists, OuterRef, Q
+from django.db.models import QuerySet
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -24,15 +23,26 @@ from django.views.decorators.vary import vary_on_headers
 from django_ratelimit.decorators import ratelimit
 
 from offerings import openapi
-from offerings.caching import KeptRow, listing_row_key, rendered_parts, versioned
+from offerings.caching import (
+    KeptRow,
+    fetch_all,
+    fetch_one,
+    kept_statement,
+    listing_row_key,
+    parameters_key,
+    rendered_parts,
+    versioned,
+)
 from offerings.comparison import compare_table
 from offerings.drawing.diagrams import price_history_svg, topology_svg
-from offerings.facets import facet_counts
+from offerings.facets import listing_counts
 from offerings.filters import (
+    LISTING_OPTIONS,
     ListingQuery,
     invalid_parameters,
     parse_instance_ids,
     parse_listing_query,
+    row_parameters,
 )
 from offerings.forms import CorrectionForm
 from offerings.listing import (
@@ -49,9 +59,37 @@ from offerings.presets import PRESETS
 from offerings.pricing.price_pages import price_links
 
 
-def paginate(listing: ListingQuery):
-    """The requested page of the matching rows, or an error for a page past the end."""
-    return listing.page_of(listing.filterset.qs, listing.errors)
+def paginate(request: HttpRequest, listing: ListingQuery, count: int | None = None):
+    """The requested page of the matching rows, or an error for a page past the end. The page's
+    `object_list` is the rows' positions (a range; `page_slice` has the rows), so a page whose
+    queries are kept never builds its queryset. `count`: the number of matching rows, when a
+    query the page runs anyway has counted them (else it is counted here, its statement kept)."""
+    if count is None:
+        count = kept_statement(
+            getattr(request, "catalog_version", None),
+            ("count", request.path, *parameters_key(request.GET, row_parameters(listing))),
+            lambda: listing.filterset.qs.count(),
+            fetch_one,
+        )
+    return listing.page_of(range(count), listing.errors)
+
+
+def page_slice(listing: ListingQuery, page) -> QuerySet:
+    """The rows of a page `paginate` made."""
+    return listing.filterset.qs[page.object_list.start : page.object_list.stop]
+
+
+def page_values(
+    request: HttpRequest, listing: ListingQuery, name: str, build: Callable[[], QuerySet]
+) -> list[tuple]:
+    """`list(build())`, a values_list query the listing's parameters decide, its statement kept
+    for the data version (`kept_statement`: `build` runs only when it is not)."""
+    return kept_statement(
+        getattr(request, "catalog_version", None),
+        (name, request.path, *parameters_key(request.GET, listing.filterset.form.fields)),
+        lambda: list(build()),
+        fetch_all,
+    )
 
 
 def export(request: HttpRequest, listing: ListingQuery, rates: RateTable) -> HttpResponse:
@@ -115,8 +153,6 @@ FILTER_LABELS = {
     "geo": _("Continent"),
     "available": _("Available now"),
 }
-# What the feed and the drop-a-filter links leave out: how the page is shown, not what it lists.
-LISTING_OPTIONS = ("sort", "page", "page_size", "format", "currency", "compare")
 
 
 def _shown_values(form, name: str, values: list[str]) -> str:
@@ -157,28 +193,6 @@ def empty_result_causes(query: QueryDict, form) -> list[dict]:
     return sorted(causes, key=lambda cause: cause["count"] == 0)  # the ones that help first
 
 
-def availability_known(listing: ListingQuery) -> dict | None:
-    """Of the rows the other filters match, how many have a price whose capacity is reported,
-    and by which providers (the `available` filter can only ever pick among those)."""
-    if not listing.is_valid:
-        return None
-    filterset = listing.filterset
-    skip = frozenset({"available"})
-    rows = filterset.filter_rows(InstanceType.objects.visible(), skip=skip)
-    reported = Offer.objects.current().filter(instance=OuterRef("pk"), available__isnull=False)
-    conditions = filterset.price_conditions(skip=skip)
-    if conditions is not None:
-        reported = reported.filter(conditions)
-    known = Q(Exists(reported))
-    return rows.aggregate(
-        total=Count("pk"),
-        known=Count("pk", filter=known),
-        providers=ArrayAgg(
-            "provider__name", filter=known, distinct=True, order_by="provider__name", default=[]
-        ),
-    )
-
-
 def page_rows(
     request: HttpRequest,
     listing: ListingQuery,
@@ -195,9 +209,20 @@ def page_rows(
     builds no model at all.
     """
     version = getattr(request, "catalog_version", None)
-    ids = list(page.object_list.values_list("pk", "row_offer_id"))
+    ids = page_values(
+        request,
+        listing,
+        "page-ids",
+        lambda: page_slice(listing, page).values_list("pk", "row_offer_id"),
+    )
+    offers = {o for _, o in ids if o}
     observed = dict(
-        Offer.objects.filter(pk__in={o for _, o in ids if o}).values_list("pk", "observed_at")
+        page_values(
+            request,
+            listing,
+            "page-observed",
+            lambda: Offer.objects.filter(pk__in=offers).values_list("pk", "observed_at"),
+        )
     )
     now = timezone.now()
     language, minute = get_language(), int(now.timestamp() // 60)
@@ -235,16 +260,17 @@ def listing_context(
     """
     # The page shows one price per row, so it needs no row's full list of offers.
     listing = parse_listing_query(request.GET, InstanceType.objects.for_table())
-    rates = RateTable()
+    rates = RateTable.of_version(getattr(request, "catalog_version", None))
     if listing.is_valid and listing.options["format"]:
         return export(request, listing, rates)
-    page = paginate(listing) if listing.is_valid else None
+    counts = listing_counts(listing, getattr(request, "catalog_version", None))
+    page = paginate(request, listing, counts.total) if listing.is_valid else None
     currency = listing.options["currency"] if listing.is_valid else "USD"
     compare_ids, compare_url = compare_selection(request.GET)
     if page is not None and decorate is None:
         rows = page_rows(request, listing, page, rates, currency, compare_ids)
     else:
-        rows = attach_row_offers(page.object_list) if page else []
+        rows = attach_row_offers(page_slice(listing, page)) if page else []
         with_display_prices(rows, rates, currency)
     form = listing.filterset.form
     for name, messages in listing.errors.items():
@@ -260,7 +286,7 @@ def listing_context(
         "form": form,
         "errors": listing.errors,
         "compare_ids": compare_ids,
-        "facets": facet_counts(listing),
+        "facets": counts.facets,
         "compare_url": compare_url,
         "page": page,
         "rows": rows,
@@ -272,7 +298,7 @@ def listing_context(
         "query": request.GET.urlencode(),
         "feed_url": reverse("feed-price-changes")
         + (f"?{feed_query.urlencode()}" if feed_query else ""),
-        "availability": availability_known(listing),
+        "availability": counts.availability,
         "empty_causes": causes(request.GET, form) if empty else [],
         "stale_hours": settings.PRICE_STALE_AFTER_HOURS,
     }
@@ -304,15 +330,20 @@ def api_instances(request: HttpRequest) -> HttpResponse:
     listing = parse_listing_query(request.GET, InstanceType.objects.for_table())
     if not listing.is_valid:
         return invalid_parameters(listing.errors)
-    rates = RateTable()
+    rates = RateTable.of_version(getattr(request, "catalog_version", None))
     if listing.options["format"]:
         return export(request, listing, rates)
-    page = paginate(listing)
+    page = paginate(request, listing)
     if page is None:
         return invalid_parameters(listing.errors)
     results = serialized_rows(
-        listing.filterset.qs,
-        list(page.object_list.values_list("pk", "row_offer_id")),
+        lambda: listing.filterset.qs,
+        page_values(
+            request,
+            listing,
+            "page-ids",
+            lambda: page_slice(listing, page).values_list("pk", "row_offer_id"),
+        ),
         rates,
         request.build_absolute_uri,
         getattr(request, "catalog_version", None),
@@ -435,36 +466,49 @@ def compare(request: HttpRequest) -> HttpResponse:
     return render(request, "offerings/compare.html", {"rows": rows, "table": table, "back": back})
 
 
-def _grouped_by_link(rows: list[InstanceType]) -> list[tuple[str, list[InstanceType]]]:
-    groups: dict[str, list[InstanceType]] = {}
-    for row in rows:
-        link = row.gpu_link
-        if link.technology == LinkTechnology.NONE:
-            key = _("PCIe only")
-        elif link.technology == LinkTechnology.UNKNOWN:
-            key = _("GPU-to-GPU link unknown")
-        elif link.topology == "nvswitch" and (link.domain_size or 0) >= row.gpu_count:
-            key = _("All GPUs on one NVSwitch")
-        elif link.topology in ("bridge", "mesh", "hybrid-cube-mesh"):
-            key = _("NVLink bridges or direct mesh")
-        else:
-            key = _("NVLink, topology unknown")
-        groups.setdefault(str(key), []).append(row)
-    return list(groups.items())
+def _link_group(technology, topology, domain_size, gpu_count) -> str:
+    """The GPU page's heading for a type's GPU-to-GPU link."""
+    if technology == LinkTechnology.NONE:
+        key = _("PCIe only")
+    elif technology in (LinkTechnology.UNKNOWN, None):
+        key = _("GPU-to-GPU link unknown")
+    elif topology == "nvswitch" and (domain_size or 0) >= gpu_count:
+        key = _("All GPUs on one NVSwitch")
+    elif topology in ("bridge", "mesh", "hybrid-cube-mesh"):
+        key = _("NVLink bridges or direct mesh")
+    else:
+        key = _("NVLink, topology unknown")
+    return str(key)
+
+
+# The cheapest types of each link group the GPU page shows; the filter table has them all.
+GPU_PAGE_GROUP_ROWS = 20
 
 
 @require_safe
 def gpu_detail(request: HttpRequest, slug: str) -> HttpResponse:
-    """A GPU's specs and every instance with it, cheapest per GPU-hour first."""
+    """A GPU's specs and the instances with it by GPU-to-GPU link, cheapest per GPU-hour first:
+    each group's cheapest GPU_PAGE_GROUP_ROWS, with its count (the table lists them all)."""
     gpu = get_object_or_404(GpuModel, slug=slug)
     listing = parse_listing_query(QueryDict(f"gpu={slug}"), InstanceType.objects.for_table())
-    rows = attach_row_offers(listing.filterset.qs)
-    rates = RateTable()
-    with_display_prices(rows, rates, "USD")
+    matching = listing.filterset.qs
+    links = matching.values_list(
+        "pk", "gpu_link__technology", "gpu_link__topology", "gpu_link__domain_size", "gpu_count"
+    )
+    grouped: dict[str, list[int]] = {}
+    for pk, *link in links:
+        grouped.setdefault(_link_group(*link), []).append(pk)
+    shown = {pk for ids in grouped.values() for pk in ids[:GPU_PAGE_GROUP_ROWS]}
+    rows = attach_row_offers(matching.filter(pk__in=shown))
+    loaded = {row.pk: row for row in with_display_prices(rows, RateTable(), "USD")}
+    groups = [
+        (name, [loaded[pk] for pk in ids[:GPU_PAGE_GROUP_ROWS]], len(ids))
+        for name, ids in grouped.items()
+    ]
     return render(
         request,
         "offerings/gpu_detail.html",
-        {"gpu": gpu, "groups": _grouped_by_link(rows), "count": len(rows)},
+        {"gpu": gpu, "groups": groups, "count": sum(len(ids) for ids in grouped.values())},
     )
 
 

@@ -326,3 +326,21 @@ def test_exact_price(value, currency, shown):
     from offerings.templatetags.catalog import exact_price
 
     assert exact_price(None if value is None else Decimal(value), currency) == shown
+
+
+def test_the_gpu_page_shows_each_groups_cheapest_and_links_to_them_all(
+    client, catalog, monkeypatch
+):
+    from offerings import views
+
+    full = client.get("/gpus/h100-sxm/").content.decode()
+    assert "all of them in the table" not in full  # a small catalog fits
+    monkeypatch.setattr(views, "GPU_PAGE_GROUP_ROWS", 1)
+    body = client.get("/gpus/h100-sxm/").content.decode()
+    nvswitch = body.split("All GPUs on one NVSwitch", 1)[1].split("</section>", 1)[0]
+    assert nvswitch.count("<tr") - nvswitch.count("<thead") <= 2  # the header row and one type
+    assert "ib.8x" in nvswitch  # the cheapest of them
+    assert "The cheapest 1 of " in nvswitch
+    assert 'href="/?gpu=h100-sxm"' in nvswitch
+    zh = client.get("/zh-hans/gpus/h100-sxm/").content.decode()
+    assert "最便宜的 1 个" in zh
