@@ -176,7 +176,8 @@ clean:
 # Benchmarks (issue 11): bench/run.py against its own database gpucatalog_bench on
 # 127.0.0.1:5432 (created if missing) and Redis DB 9; writes bench/RESULTS.md. Needs wrk,
 # Chromium and Node 20 (npx lighthouse@12). `make bench ARGS=--quick` for a shorter run,
-# `ARGS=--skip-synthetic` to keep the synthetic catalog already loaded.
+# `ARGS=--skip-synthetic` to keep the synthetic catalog already loaded, `ARGS=--scale=50000` for
+# the listing and the estimator at 50,000 types (database gpucatalog_bench_50000).
 .PHONY: bench
 bench: install
 	$(PY) -m bench.run $(ARGS)

@@ -1,7 +1,8 @@
 """What every benchmark shares: the benchmark environment, figures with targets, and timing.
 
 The benchmarks never read the caller's DATABASE_URL, REDIS_URL or CELERY_BROKER_URL: they run
-against their own database (BENCH_DATABASE_URL, default `gpucatalog_bench` on 127.0.0.1:5432)
+against their own database (BENCH_DATABASE_URL, default `gpucatalog_bench` on 127.0.0.1:5432, or
+`gpucatalog_bench_50000` for BENCH_SCALE=50000)
 and their own Redis database (BENCH_REDIS_URL, default DB 9), so they never touch anyone else's
 data. The environment is the same whatever DJANGO_ENV says: DEBUG off, rate limits off
 (as the README's public interface section says), no SSL redirect, local host names allowed.
@@ -23,11 +24,19 @@ from urllib.parse import urlsplit
 
 ROOT = Path(__file__).resolve().parent.parent
 VAR = ROOT / "var" / "bench"
-RESULTS_DIR = VAR / "results"
 PY = str(ROOT / ".venv" / "bin" / "python")
 
+# The synthetic catalog's size in instance types. The default run measures 5,000; `--scale=N`
+# (bench/run.py, which exports BENCH_SCALE) another size, in a database and a results folder of
+# its own, so the two catalogs and their figures live side by side (issue 22, item 4).
+DEFAULT_SCALE = 5000
+SCALE = int(os.environ.get("BENCH_SCALE") or DEFAULT_SCALE)
+SUFFIX = "" if SCALE == DEFAULT_SCALE else f"_{SCALE}"
+RESULTS_ROOT = VAR
+RESULTS_DIR = VAR / ("results" if SCALE == DEFAULT_SCALE else f"results-{SCALE}")
+
 BENCH_DATABASE_URL = os.environ.get(
-    "BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/gpucatalog_bench"
+    "BENCH_DATABASE_URL", f"postgres://postgres@127.0.0.1:5432/gpucatalog_bench{SUFFIX}"
 )
 # "none" runs without Redis (local-memory cache, one per process).
 BENCH_REDIS_URL = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/9")

@@ -11,7 +11,8 @@ Measured with Django's test client against the benchmark database (run bench.syn
   statement shapes the page repeats (an N+1 the count alone does not show);
 - the default page's server time against replaying the very SQL it ran through a raw cursor, in
   the same run (median of N each; ratio = page / replay, target <= 5);
-- the pagination COUNT against the page query, each statement timed on its own (target <= 2x).
+- the pagination COUNT against the page query, each statement timed on its own (target <= 2x;
+  a page that counts its rows in a query it runs anyway has no COUNT of its own).
 
 The cache is replaced by DummyCache for these requests, so every request renders: what is
 measured is the cost of a render, whatever caching the views add on top (bench.http_load
@@ -22,8 +23,11 @@ from __future__ import annotations
 
 import cProfile
 import io
+import json
+import os
 import pstats
 import re
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -31,7 +35,17 @@ from pathlib import Path
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import ROOT, Report, median, ms, quick_mode, setup_django
+from bench.common import (
+    DEFAULT_SCALE,
+    PY,
+    ROOT,
+    SCALE,
+    Report,
+    median,
+    ms,
+    quick_mode,
+    setup_django,
+)
 
 DEFAULT_URLS = {
     "filter page": "/",
@@ -289,8 +303,9 @@ def count_vs_page(bench: Bench, report: Report, label: str, measured: dict, n: i
     if not counts:
         report.add(
             f"{label}: pagination COUNT / page query",
-            "no COUNT statement (cached or estimated)",
-            "<= 2x or cached",
+            "no COUNT statement: the rows are counted in the page's query of facet and "
+            "availability counts, which it runs anyway",
+            "<= 2x, or no COUNT of its own",
             True,
         )
         return
@@ -364,8 +379,101 @@ def codebase_fetch_modes(report: Report) -> None:
     )
 
 
+def django_floor(bench: Bench, report: Report, api: dict, n: int) -> None:
+    """What a view that does nothing costs in-process, through the same middleware: the part
+    of any page's time that no page can remove, beside the API's time beyond its SQL."""
+    from django.test.utils import override_settings
+
+    with override_settings(ROOT_URLCONF="bench.floor_urls"):
+        for _ in range(20):
+            bench.get("/bench-nothing")
+        floor = median([bench.timed_get("/bench-nothing") for _ in range(max(n, 15) * 4)])
+    beyond = api["page_s"] - api["replay_s"]
+    report.info(
+        "Django's floor in-process: an empty view through the same middleware",
+        f"{ms(floor)}; the API's time beyond its SQL is {ms(beyond)} ({beyond / floor:.1f}x it)",
+        f"the API at 1.5x its SQL ({ms(api['replay_s'])}) would leave "
+        f"{ms(api['replay_s'] * (PAGE_TARGET - 1))} for all of its Python",
+    )
+
+
+def vacuum(bench: Bench) -> None:
+    with bench.connection.cursor() as cursor:
+        cursor.execute("VACUUM (ANALYZE) offerings_instancetype")
+
+
+GROWTH = {"default filter page": "/", "API default": "/api/instances", "estimator": ESTIMATE}
+
+
+def baseline(quick: bool) -> int:
+    """`--baseline`: the pages `growth` compares, at this scale (5,000 types), as JSON."""
+    setup_django()
+    from django.test.utils import override_settings
+
+    dummy = {"default": {"BACKEND": "django.core.cache.backends.dummy.DummyCache"}}
+    with override_settings(CACHES=dummy):
+        bench = Bench(quick)
+        vacuum(bench)
+        silent = Report("baseline")
+        found = {
+            label: page_vs_replay(bench, silent, url, label, 3 if quick else 9)
+            for label, url in GROWTH.items()
+        }
+    print(
+        "BASELINE "
+        + json.dumps(
+            {
+                label: {"page_s": m["page_s"], "statements": len(m["statements"])}
+                for label, m in found.items()
+            }
+        )
+    )
+    return 0
+
+
+def growth(report: Report, default: dict, api: dict, estimate: dict, quick: bool) -> None:
+    """This scale against the default one, measured in a process of its own on the 5,000-type
+    database within the same run: statement counts unchanged, the default page within 2x."""
+    env = dict(os.environ, BENCH_SCALE=str(DEFAULT_SCALE))
+    env.pop("BENCH_DATABASE_URL", None)
+    args = [PY, "-m", "bench.listing", "--baseline"] + (["--quick"] if quick else [])
+    done = subprocess.run(args, cwd=ROOT, env=env, capture_output=True, text=True)
+    line = next((x for x in done.stdout.splitlines() if x.startswith("BASELINE ")), None)
+    if line is None:
+        report.add(
+            f"baseline at {DEFAULT_SCALE:,} types",
+            f"failed (exit {done.returncode})",
+            "measured",
+            False,
+            (done.stderr or done.stdout)[-300:],
+        )
+        return
+    base = json.loads(line.removeprefix("BASELINE "))
+    here = {"default filter page": default, "API default": api, "estimator": estimate}
+    for label, measured in here.items():
+        before, now = base[label]["statements"], len(measured["statements"])
+        report.add(
+            f"{label}: SQL statements at {SCALE:,} types / at {DEFAULT_SCALE:,}",
+            f"{now} / {before}",
+            "unchanged",
+            now == before,
+            GROWTH[label],
+        )
+    for label, measured in here.items():
+        ratio = measured["page_s"] / base[label]["page_s"]
+        shown = f"{ratio:.2f}x ({ms(measured['page_s'])} vs {ms(base[label]['page_s'])})"
+        name = f"{label}: server time at {SCALE:,} types / at {DEFAULT_SCALE:,}"
+        if label == "default filter page":
+            report.add(name, shown, "<= 2x", ratio <= 2)
+        else:
+            report.info(name, shown)
+    report.details["baseline"] = base
+
+
 def main(argv: list[str] | None = None) -> int:
     quick = quick_mode(argv)
+    if "--baseline" in (sys.argv[1:] if argv is None else argv):
+        return baseline(quick)
     print("== listing at the synthetic catalog's size (in-process)", flush=True)
     setup_django()
     from django.test.utils import override_settings
@@ -375,11 +483,11 @@ def main(argv: list[str] | None = None) -> int:
     report = Report("listing")
     visible = InstanceType.objects.visible().count()
     offers = Offer.objects.current().count()
-    if visible < 5000:
+    if visible < SCALE:
         report.add(
             "visible instance types in the bench database",
             f"{visible:,}",
-            ">= 5,000",
+            f">= {SCALE:,}",
             False,
             "run bench.synthetic first",
         )
@@ -390,7 +498,11 @@ def main(argv: list[str] | None = None) -> int:
     dummy = {"default": {"BACKEND": "django.core.cache.backends.dummy.DummyCache"}}
     with override_settings(CACHES=dummy):
         bench = Bench(quick)
-        query_counts(bench, report, [500, 5000])
+        query_counts(bench, report, [500, 5000] + ([SCALE] if SCALE > 5000 else []))
+        # The row counts above hid rows and rolled back: their dead row versions would make
+        # every statement below slower than it is in a table autovacuum keeps (and flatter the
+        # pages' ratios to their SQL), so the tables are vacuumed first.
+        vacuum(bench)
         other_pages(bench, report)
         codebase_fetch_modes(report)
         default = page_vs_replay(bench, report, "/", "default filter page", n, PAGE_TARGET)
@@ -414,10 +526,11 @@ def main(argv: list[str] | None = None) -> int:
         sql_breakdown(bench, report, "price-filtered page", priced, n)
         api = page_vs_replay(bench, report, "/api/instances", "API default", n, PAGE_TARGET)
         report.info("API default page bytes", f"{api['bytes'] / 1024:.0f} KB for 50 rows")
+        django_floor(bench, report, api, n)
         # The cluster planner's first page (issue 21): every shape of the matching types.
         page_vs_replay(bench, report, PLAN, "planner API first page", n, target=3)
         # The estimator at catalog scale: every matching type at 4 node counts, first page.
-        page_vs_replay(
+        estimate = page_vs_replay(
             bench,
             report,
             ESTIMATE,
@@ -425,6 +538,8 @@ def main(argv: list[str] | None = None) -> int:
             3 if quick else 5,
             target=3,
         )
+        if SCALE != DEFAULT_SCALE:
+            growth(report, default, api, estimate, quick)
         if default["page_s"] / default["replay_s"] > 5 or not quick:
             profile(bench, "/", "default filter page", report)
     report.save()

@@ -1,6 +1,7 @@
 """Run every benchmark and write bench/RESULTS.md (issue 11).
 
     .venv/bin/python -m bench.run [--quick] [--skip-synthetic] [--only listing,http_load]
+                                  [--scale=50000]
     make bench [ARGS=--quick]
 
 Order: the synthetic catalog (skipped with --skip-synthetic when the bench database already
@@ -11,7 +12,9 @@ them under var/bench/results/; this collects them into one Markdown table. Exits
 figure misses its target or a script fails.
 
 The full run takes about 15-20 minutes on 2 cores; --quick (shorter load runs, fewer repeats,
-scaled-down timeouts) about 6.
+scaled-down timeouts) about 6. `--scale=N` runs the synthetic catalog and the listing only, at N
+instance types, in a database and a results folder of their own (bench/common.py), and writes
+their section of RESULTS.md after the default run's.
 """
 
 from __future__ import annotations
@@ -28,7 +31,29 @@ from pathlib import Path
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import PY, RESULTS_DIR, ROOT, environment
+
+def _scale_argument(argv: list[str]) -> str | None:
+    """`--scale=N` or `--scale N`: read before bench.common is imported, which reads it."""
+    for index, arg in enumerate(argv):
+        if arg.startswith("--scale="):
+            return arg.partition("=")[2]
+        if arg == "--scale" and index + 1 < len(argv):
+            return argv[index + 1]
+    return None
+
+
+if (_scale := _scale_argument(sys.argv[1:])) is not None:
+    os.environ["BENCH_SCALE"] = str(int(_scale))
+
+from bench.common import (  # noqa: E402
+    DEFAULT_SCALE,
+    PY,
+    RESULTS_DIR,
+    RESULTS_ROOT,
+    ROOT,
+    SCALE,
+    environment,
+)
 
 SCRIPTS = ["synthetic", "listing", "http_load", "weight", "ingest", "never_answers"]
 TITLES = {
@@ -44,12 +69,12 @@ RESULTS_MD = ROOT / "bench" / "RESULTS.md"
 
 
 def catalog_present() -> bool:
-    """Does the bench database already hold the synthetic catalog?"""
+    """Does the bench database already hold the synthetic catalog (of this scale)?"""
     code = (
         "from bench.common import setup_django; setup_django();"
         "from offerings.models import Offer, InstanceType;"
-        "import sys; sys.exit(0 if InstanceType.objects.visible().count() >= 5000 "
-        "and Offer.objects.current().count() >= 150000 else 1)"
+        "import sys; sys.exit(0 if InstanceType.objects.visible().count() >= "
+        f"{SCALE} and Offer.objects.current().count() >= {30 * SCALE} else 1)"
     )
     return subprocess.run([PY, "-c", code], cwd=ROOT, capture_output=True).returncode == 0
 
@@ -58,17 +83,28 @@ def cell(text: str) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
-def write_markdown(
-    results: dict[str, dict], crashed: dict[str, int], quick: bool, elapsed: float
-) -> int:
-    env = environment()
+def load(directory: Path) -> tuple[dict[str, dict], dict]:
+    """The saved figures of each script in a results folder, and its run's record."""
+    results = {}
+    for path in directory.glob("*.json") if directory.exists() else []:
+        if path.stem != "run":
+            results[path.stem] = json.loads(path.read_text())
+    record = directory / "run.json"
+    return results, json.loads(record.read_text()) if record.exists() else {}
+
+
+def section(results: dict[str, dict], record: dict) -> tuple[list[str], list[str], list]:
+    """One run's table: its lines, its failing figures and its figures with no target."""
+    env = record.get("environment") or environment()
+    crashed = record.get("crashed", {})
+    quick = record.get("quick", False)
+    scale = record.get("scale", DEFAULT_SCALE)
+    flags = (" --quick" if quick else "") + ("" if scale == DEFAULT_SCALE else f" --scale={scale}")
+    written = record.get("written") or f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC"
     lines = [
-        "# Benchmark results",
-        "",
-        f"Written by `bench/run.py{' --quick' if quick else ''}` on "
-        f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC, commit `{env['commit']}`, "
-        f"{env['cpus']} CPUs ({env['machine']}), Python {env['python']}, "
-        f"{elapsed / 60:.1f} minutes in all. Load average at the end: "
+        f"Written by `bench/run.py{flags}` on {written}, commit "
+        f"`{env['commit']}`, {env['cpus']} CPUs ({env['machine']}), Python {env['python']}, "
+        f"{record.get('elapsed_s', 0) / 60:.1f} minutes in all. Load average at the end: "
         f"{', '.join(map(str, env['load_average_1_5_15']))} (other work on the machine moves "
         "absolute times; ratios are measured within one run). "
         + (
@@ -104,28 +140,55 @@ def write_markdown(
                 failing.append(
                     f"{TITLES[name]}: {f['name']}: {f['measured']} (target {f['target']})"
                 )
-    lines += ["", "## Failing", ""]
-    lines += [f"- {cell(item)}" for item in failing] or ["- nothing"]
-    lines += [
-        "",
-        "## Other figures (no target)",
-        "",
-        "| section | figure | measured |",
-        "|---|---|---|",
-    ]
+    return lines, failing, info
+
+
+def info_table(info: list) -> list[str]:
+    lines = ["| section | figure | measured |", "|---|---|---|"]
     for name, f in info:
         measured = f["measured"] + (f" ({f['note']})" if f["note"] else "")
         lines.append(f"| {TITLES[name]} | {cell(f['name'])} | {cell(measured)} |")
-    lines += [
+    return lines
+
+
+def write_markdown() -> int:
+    """bench/RESULTS.md from every saved run: the default scale's first, then each other
+    scale's in a section of its own. Returns the number of failing figures of this scale."""
+    results, record = load(RESULTS_ROOT / "results")
+    lines, failing, info = section(results, record)
+    out = ["# Benchmark results", "", *lines, "", "## Failing", ""]
+    out += [f"- {cell(item)}" for item in failing] or ["- nothing"]
+    out += ["", "## Other figures (no target)", "", *info_table(info)]
+    counts = {DEFAULT_SCALE: len(failing)}
+    others = sorted(RESULTS_ROOT.glob("results-*"), key=lambda p: int(p.name.split("-")[1]))
+    for directory in others:
+        scale = int(directory.name.split("-")[1])
+        results, record = load(directory)
+        lines, failing, info = section(results, record)
+        counts[scale] = len(failing)
+        out += [
+            "",
+            f"## At {scale:,} instance types",
+            "",
+            *lines,
+            "",
+            f"### Failing at {scale:,}",
+            "",
+        ]
+        out += [f"- {cell(item)}" for item in failing] or ["- nothing"]
+        if info:
+            out += ["", f"### Other figures at {scale:,} (no target)", "", *info_table(info)]
+    out += [
         "",
         "How to run: `make bench` (or `.venv/bin/python -m bench.run [--quick]`); needs "
         "PostgreSQL at 127.0.0.1:5432 (database `gpucatalog_bench`, created if missing), "
-        "Redis (DB 9), `wrk`, Node 20 for `npx lighthouse@12`, and Chromium. See "
-        "bench/README.md.",
+        "Redis (DB 9), `wrk`, Node 20 for `npx lighthouse@12`, and Chromium. "
+        "`make bench ARGS=--scale=50000` measures the listing and the estimator at 50,000 types "
+        "(database `gpucatalog_bench_50000`) and writes its own section. See bench/README.md.",
         "",
     ]
-    RESULTS_MD.write_text("\n".join(lines))
-    return len(failing)
+    RESULTS_MD.write_text("\n".join(out))
+    return counts.get(SCALE, 0)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -146,7 +209,8 @@ def main(argv: list[str] | None = None) -> int:
         else:
             path.unlink()
     crashed: dict[str, int] = {}
-    wanted = [s for s in SCRIPTS if only is None or s in only]
+    scripts = SCRIPTS if SCALE == DEFAULT_SCALE else ["synthetic", "listing"]
+    wanted = [s for s in scripts if only is None or s in only]
 
     # The bench database exists and follows the tree's migrations before anything runs (the
     # never-answering provider runs alongside others and does not migrate itself).
@@ -189,14 +253,26 @@ def main(argv: list[str] | None = None) -> int:
     elif "never_answers" in wanted:
         run("never_answers")
 
-    results = {}
-    for path in RESULTS_DIR.glob("*.json"):
-        results[path.stem] = json.loads(path.read_text())
+    saved = load(RESULTS_DIR)[0]
     for name in wanted:
-        if name not in results and name not in crashed and name != "synthetic":
+        if name not in saved and name not in crashed and name != "synthetic":
             crashed[name] = -1
     elapsed = time.time() - start
-    failing = write_markdown(results, crashed, quick, elapsed)
+    RESULTS_DIR.mkdir(parents=True, exist_ok=True)
+    (RESULTS_DIR / "run.json").write_text(
+        json.dumps(
+            {
+                "written": f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC",
+                "environment": environment(),
+                "elapsed_s": round(elapsed, 1),
+                "quick": quick,
+                "scale": SCALE,
+                "crashed": crashed,
+            },
+            indent=2,
+        )
+    )
+    failing = write_markdown()
     print(
         f"\nwrote {RESULTS_MD.relative_to(ROOT)}: {failing} failing; {elapsed / 60:.1f} minutes",
         flush=True,
