@@ -215,13 +215,13 @@ def page_rows(
         "page-ids",
         lambda: page_slice(listing, page).values_list("pk", "row_offer_id"),
     )
-    offers = {o for _, o in ids if o}
+    offers = sorted({o for _, o in ids if o})
     observed = dict(
-        page_values(
-            request,
-            listing,
-            "page-observed",
-            lambda: Offer.objects.filter(pk__in=offers).values_list("pk", "observed_at"),
+        kept_statement(
+            version,
+            ("page-observed", *offers),  # the offers themselves: the SQL holds their ids
+            lambda: list(Offer.objects.filter(pk__in=offers).values_list("pk", "observed_at")),
+            fetch_all,
         )
     )
     now = timezone.now()
