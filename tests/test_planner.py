@@ -277,3 +277,22 @@ def test_the_page_marks_a_stale_price_and_not_a_fresh_one(client, catalog):
     assert 'class="stale"' not in fresh
     chinese = client.get("/zh-hans/plan/?gpus=8&gpu=h100-sxm&price_kind=spot").content.decode()
     assert "ib.8x" in chinese
+
+
+def test_without_a_job_the_ranking_reads_fields_and_only_the_page_builds_types(client, monkeypatch):
+    from offerings.models import InstanceType
+
+    built = []
+    real = InstanceType.from_db.__func__
+
+    def counting(cls, db, field_names, values, *args, **kwargs):
+        built.append(values[0])
+        return real(cls, db, field_names, values, *args, **kwargs)
+
+    whole = plan(client, "gpus=8&page_size=200")
+    monkeypatch.setattr(InstanceType, "from_db", classmethod(counting))
+    first = plan(client, "gpus=8&page_size=2")
+    assert whole["count"] > 4
+    assert first["results"] == whole["results"][:2]  # the same ranking as in full
+    shown = {item["instance"]["id"] for item in first["results"]}
+    assert set(built) == shown  # no other type was built as a model

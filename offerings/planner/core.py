@@ -32,6 +32,42 @@ class PlanRegion:
     code: str
 
 
+@dataclass(frozen=True, slots=True)
+class PlanFabric:
+    technology: str | None
+    bandwidth_gbits_per_s: Decimal | None
+    multi_node: bool | None
+    max_nodes: int | None
+    sales_only: bool | None
+
+
+@dataclass(frozen=True, slots=True)
+class PlanRow:
+    """The fields of a type that its shapes' feasibility and ranking read (rows, not model
+    instances, as PlanOffer: the planner ranks thousands; the page's rows are then loaded in
+    full, `views.with_page_rows`)."""
+
+    pk: int
+    gpu_count: int
+    provider_id: int
+    fabric: PlanFabric
+
+    FIELDS = (
+        "pk",
+        "gpu_count",
+        "provider_id",
+        "fabric__technology",
+        "fabric__bandwidth_gbits_per_s",
+        "fabric__multi_node",
+        "fabric__max_nodes",
+        "fabric__sales_only",
+    )
+
+    @classmethod
+    def of(cls, row: tuple) -> PlanRow:
+        return cls(*row[:3], fabric=PlanFabric(*row[3:]))
+
+
 @dataclass(frozen=True)
 class PlanOffer:
     """The fields of a current offer the planner reads (rows, not model instances: at catalog
@@ -80,7 +116,7 @@ class PlanOffer:
 class Shape:
     """One way to buy the request: a type, how it is bought, and how many nodes it takes."""
 
-    instance: InstanceType
+    instance: InstanceType | PlanRow  # a PlanRow until the page's rows are loaded in full
     nodes: int
     gpus: int
     offer: PlanOffer | None
@@ -127,7 +163,7 @@ def nodes_for(gpus: int, per_node: int) -> int:
 
 
 def feasibility(
-    instance: InstanceType, nodes: int, provider_gpus: int | None = None
+    instance: InstanceType | PlanRow, nodes: int, provider_gpus: int | None = None
 ) -> tuple[str | None, list[str]]:
     """Why a shape of `nodes` nodes cannot be booked self-serve (None if it can), and warnings.
 
@@ -183,7 +219,7 @@ def cheapest_by_way(offers: Iterable[PlanOffer]) -> dict[tuple[str, int], PlanOf
 
 
 def shapes_for(
-    rows: Iterable[InstanceType],
+    rows: Iterable[InstanceType | PlanRow],
     offers: dict[int, list[PlanOffer]],
     gpus: int,
     rates: RateTable,

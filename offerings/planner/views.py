@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 
-from django.db.models import Q, prefetch_related_objects
+from django.db.models import FETCH_PEERS, Q, prefetch_related_objects
 from django.http import HttpRequest, HttpResponse, JsonResponse, QueryDict
 from django.shortcuts import render
 from django.utils.translation import gettext as _
@@ -82,7 +82,11 @@ def plan(query: PlanQuery) -> list[core.Shape]:
     offer per (price kind, term) in one DISTINCT ON query."""
     filterset = query.listing.filterset
     matching = filterset.filter_rows(InstanceType.objects.for_table())
-    rows = list(matching.order_by("pk"))
+    if query.job is None:  # the ranking reads a few fields; the page's rows load in full later
+        rows = [core.PlanRow.of(row) for row in matching.values_list(*core.PlanRow.FIELDS)]
+        rows.sort(key=lambda row: row.pk)
+    else:  # the job's estimate reads each type's GPU, link and fabric
+        rows = list(matching.order_by("pk"))
     conditions = filterset.price_conditions()
     offers: dict[int, list[core.PlanOffer]] = {}
     cheapest = (
@@ -113,8 +117,17 @@ def plan(query: PlanQuery) -> list[core.Shape]:
     return core.ranked(shapes, by_job=query.job is not None)
 
 
-def with_purchase_modes(shapes: list[core.Shape]) -> None:
-    """Load the purchase modes (curated, and the kinds current prices show) of the shown rows only."""
+def with_page_rows(shapes: list[core.Shape]) -> None:
+    """Load the shown rows in full (a shape ranked from a PlanRow gets its type, provider, GPU,
+    link and fabric) with their purchase modes (curated, and the kinds current prices show)."""
+    light = {shape.instance.pk for shape in shapes if isinstance(shape.instance, core.PlanRow)}
+    if light:
+        # Not `for_table()`, which keeps visible rows only: a row ranked a moment ago is shown.
+        full = InstanceType.objects.select_related("provider", "gpu", "gpu_link", "fabric")
+        full = full.fetch_mode(FETCH_PEERS).in_bulk(light)
+        for shape in shapes:
+            if isinstance(shape.instance, core.PlanRow):
+                shape.instance = full[shape.instance.pk]
     instances = list({shape.instance.pk: shape.instance for shape in shapes}.values())
     prefetch_related_objects(instances, *listing_prefetches())
     for shape in shapes:
@@ -183,7 +196,7 @@ def api_plan(request: HttpRequest) -> JsonResponse:
         following = request.GET.copy()
         following["page"] = page.next_page_number()
         next_url = request.build_absolute_uri(f"{request.path}?{following.urlencode()}")
-    with_purchase_modes(page.object_list)
+    with_page_rows(page.object_list)
     body = {
         "count": page.paginator.count,
         "next": next_url,
@@ -201,7 +214,7 @@ def plan_page(request: HttpRequest) -> HttpResponse:
     if query.asked and query.is_valid and query.gpus is not None:
         page = query.listing.page_of(plan(query), query.errors)
         if page is not None:
-            with_purchase_modes(page.object_list)
+            with_page_rows(page.object_list)
     context = {
         "query": query,
         "form": query.listing.filterset.form,
