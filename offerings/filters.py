@@ -249,6 +249,27 @@ def resolved(choices) -> list[tuple]:
     return [(value, str(label)) for value, label in choices]
 
 
+class OneLevelFields(dict):
+    """A form class's fields, which Django deep-copies for every form (every request), choices
+    and all. What a form may change of its own fields is their widget's attributes, error
+    messages and validators, and a model choice field's queryset: each field is copied with
+    those, as Field.__deepcopy__ does, and shares its choices, text already resolved in the
+    class's language (`InstanceFilterSet.get_form_class`), which nothing changes."""
+
+    def __deepcopy__(self, memo: dict) -> dict:
+        copies = {}
+        for name, original in self.items():
+            field = copy.copy(original)
+            field.widget = copy.copy(original.widget)
+            field.widget.attrs = dict(original.widget.attrs)
+            field.error_messages = dict(original.error_messages)
+            field.validators = list(original.validators)
+            if isinstance(original, forms.ModelChoiceField):
+                field.queryset = original.queryset.all()
+            copies[name] = field
+        return copies
+
+
 class OneLevelFilters(dict):
     """A FilterSet's declared filters, which django-filter deep-copies for every FilterSet (every
     request), each filter's choices and lazy labels with it. A filter's state of its own is its
@@ -359,6 +380,7 @@ class InstanceFilterSet(django_filters.FilterSet):
                     choices.choices = resolved(normalize_choices(choices.choices))
                 elif isinstance(choices, list):
                     field.choices = resolved(choices)
+            form_class.base_fields = OneLevelFields(form_class.base_fields)
         return form_class
 
     # -- individual filters ---------------------------------------------------------------------

@@ -135,3 +135,16 @@ def test_the_rate_table_is_read_once_per_data_version(db):
     rate(2, "1.20")  # a write moves the version: the next one reads the new rate
     assert RateTable.of_version(4).usd_per_unit("EUR") == Decimal("1.20")
     assert RateTable.of_version(None).usd_per_unit("EUR") == Decimal("1.20")
+
+
+def test_each_form_gets_fields_of_its_own():
+    one, two = InstanceFilterSet(QueryDict("")).form, InstanceFilterSet(QueryDict("")).form
+    for name, field in one.fields.items():
+        other = two.fields[name]
+        assert field is not other
+        assert field.widget is not other.widget
+        assert field.widget.attrs is not other.widget.attrs
+        assert field.error_messages is not other.error_messages
+    one.fields["q"].widget.attrs["data-x"] = "1"
+    assert "data-x" not in two.fields["q"].widget.attrs
+    assert "data-x" not in InstanceFilterSet(QueryDict("")).form.fields["q"].widget.attrs
