@@ -174,7 +174,7 @@ PAGE_CACHE_LOCAL_ENTRIES = env_int("PAGE_CACHE_LOCAL_ENTRIES", 256, minimum=0)
 PAGE_CACHE_VERSION_CHECK_SECONDS = float(
     env_decimal("PAGE_CACHE_VERSION_CHECK_SECONDS", "1", minimum=0, maximum=60)
 )
-# Table rows and API rows rendered once per data version, kept per process (0: render each time).
+# Rows rendered and statements compiled once per data version, kept per process (0: each time).
 ROW_CACHE_ENTRIES = env_int("ROW_CACHE_ENTRIES", 20_000, minimum=0)
 # Rate limits per client IP (django-ratelimit, counted in the cache); off in the test settings.
 RATELIMIT_ENABLE = env_bool("RATELIMIT_ENABLE", not TESTING)
