@@ -7,7 +7,6 @@ hands the remaining values to `InstanceFilterSet`.
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import ClassVar
@@ -33,6 +32,7 @@ from django.utils.choices import normalize_choices
 from django.utils.translation import get_language, gettext, gettext_lazy, ngettext
 from django_filters.fields import ChoiceIterator
 
+from offerings.forms import OneLevelFields, OneLevelFilters, resolved
 from offerings.models import (
     FabricTechnology,
     FactBasis,
@@ -242,48 +242,6 @@ class ListingForm(forms.Form):
 def _noop(queryset, name, value):
     """Price filters are applied together in `InstanceFilterSet.filter_queryset`."""
     return queryset
-
-
-def resolved(choices) -> list[tuple]:
-    """(value, label) choices with their labels as text in the active language."""
-    return [(value, str(label)) for value, label in choices]
-
-
-class OneLevelFields(dict):
-    """A form class's fields, which Django deep-copies for every form (every request), choices
-    and all. What a form may change of its own fields is their widget's attributes, error
-    messages and validators, and a model choice field's queryset: each field is copied with
-    those, as Field.__deepcopy__ does, and shares its choices, text already resolved in the
-    class's language (`InstanceFilterSet.get_form_class`), which nothing changes."""
-
-    def __deepcopy__(self, memo: dict) -> dict:
-        copies = {}
-        for name, original in self.items():
-            field = copy.copy(original)
-            field.widget = copy.copy(original.widget)
-            field.widget.attrs = dict(original.widget.attrs)
-            field.error_messages = dict(original.error_messages)
-            field.validators = list(original.validators)
-            if isinstance(original, forms.ModelChoiceField):
-                field.queryset = original.queryset.all()
-            copies[name] = field
-        return copies
-
-
-class OneLevelFilters(dict):
-    """A FilterSet's declared filters, which django-filter deep-copies for every FilterSet (every
-    request), each filter's choices and lazy labels with it. A filter's state of its own is its
-    parent FilterSet and model, which `__init__` sets on the copies: a copy of each filter, with
-    its method bound to the copy, is enough."""
-
-    def __deepcopy__(self, memo: dict) -> dict:
-        copies = {}
-        for name, original in self.items():
-            duplicate = copy.copy(original)
-            if duplicate.method is not None:
-                duplicate.method = duplicate.method  # a FilterMethod of the copy, not the original
-            copies[name] = duplicate
-        return copies
 
 
 class InstanceFilterSet(django_filters.FilterSet):
