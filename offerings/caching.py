@@ -312,17 +312,23 @@ TIMES = (date, clock_time, timedelta)  # datetime is a date
 def kept_statement(
     version: int | None,
     key: tuple,
-    run: Callable[[], Any],
+    build: Callable[[], Any],
+    evaluate: Callable[[Any], Any],
     replay: Callable[[Any, Any], Any],
     shape: Callable[[Any], Any] = lambda result: None,
 ) -> Any:
-    """`run()`, a query the ORM sends as one statement, with that statement kept for this data
-    version under `key` (the request parameters that built it): later calls send the kept SQL
-    and read its result with `replay(cursor, shape(first result))`. The same parameters build
-    the same SQL, and at catalog scale building and compiling the page's querysets costs more
-    Python than anything else on it; every call still runs the statement. One whose parameters
-    hold a date or time (a filter relative to now) is compiled afresh each time, as is a query
-    sent in more than one statement.
+    """`evaluate(build())`, a query the ORM sends as one statement, with that statement kept for
+    this data version under `key` (the request parameters that built it): later calls send the
+    kept SQL and read its result with `replay(cursor, shape(first result))`, and build nothing.
+
+    The same parameters build the same SQL, and at catalog scale building and compiling the
+    page's querysets costs more Python than anything else on it; every call still runs the
+    statement. Only what `evaluate` sends is looked at (a lookup `build` makes on the way, such
+    as a continent's regions, is not the query), and the statement is kept only when it is the
+    one statement sent and none of its parameters is a date or time (a filter relative to now).
+    A write that commits while a request runs may have the request keep SQL built from the
+    newer data under the version it read at its start; only requests that started before that
+    write can use it, since the first request to read the new version drops every entry.
     """
     kept = rendered_parts.get_many(version, (key,)).get(key)
     if kept is not None:
@@ -330,6 +336,7 @@ def kept_statement(
         with connection.cursor() as cursor:
             cursor.execute(sql, params)
             return replay(cursor, described)
+    query = build()
     statements: list[tuple[str, Any]] = []
 
     def capture(execute, sql, params, many, context):
@@ -337,7 +344,7 @@ def kept_statement(
         return execute(sql, params, many, context)
 
     with connection.execute_wrapper(capture):
-        result = run()
+        result = evaluate(query)
     if len(statements) == 1:
         sql, params = statements[0]
         if not any(isinstance(value, TIMES) for value in params or ()):

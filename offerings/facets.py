@@ -131,7 +131,8 @@ def listing_counts(listing: ListingQuery, version: int | None = None) -> Listing
         counts = kept_statement(
             version,
             ("listing-counts", *parameters_key(filterset.data, row_parameters(listing))),
-            lambda: filterset.filter_rows(InstanceType.objects.visible()).aggregate(
+            lambda: filterset.filter_rows(InstanceType.objects.visible()),
+            lambda rows: rows.aggregate(
                 **_availability_aggregates(_reported(listing, AVAILABLE)),
                 **_fabric_aggregates(),
                 **_kind_aggregates(),

@@ -68,7 +68,8 @@ def paginate(request: HttpRequest, listing: ListingQuery, count: int | None = No
         count = kept_statement(
             getattr(request, "catalog_version", None),
             ("count", request.path, *parameters_key(request.GET, row_parameters(listing))),
-            lambda: listing.filterset.qs.count(),
+            lambda: listing.filterset.qs,
+            lambda rows: rows.count(),
             fetch_one,
         )
     return listing.page_of(range(count), listing.errors)
@@ -83,11 +84,12 @@ def page_values(
     request: HttpRequest, listing: ListingQuery, name: str, build: Callable[[], QuerySet]
 ) -> list[tuple]:
     """`list(build())`, a values_list query the listing's parameters decide, its statement kept
-    for the data version (`kept_statement`: `build` runs only when it is not)."""
+    for the data version (`kept_statement`: `build` runs only when it is not kept)."""
     return kept_statement(
         getattr(request, "catalog_version", None),
         (name, request.path, *parameters_key(request.GET, listing.filterset.form.fields)),
-        lambda: list(build()),
+        build,
+        list,
         fetch_all,
     )
 
@@ -220,7 +222,8 @@ def page_rows(
         kept_statement(
             version,
             ("page-observed", *offers),  # the offers themselves: the SQL holds their ids
-            lambda: list(Offer.objects.filter(pk__in=offers).values_list("pk", "observed_at")),
+            lambda: Offer.objects.filter(pk__in=offers).values_list("pk", "observed_at"),
+            list,
             fetch_all,
         )
     )
@@ -244,7 +247,12 @@ def page_rows(
     if missing:
         full = attach_row_offers(listing.filterset.qs.filter(pk__in=missing))
         loaded = {row.pk: row for row in with_display_prices(full, rates, currency)}
-    return [KeptRow(pk, found[keys[pk]]) if keys[pk] in found else loaded[pk] for pk, _ in ids]
+    # A row not kept that is gone by now (a write since its id was read) is left out.
+    return [
+        KeptRow(pk, found[keys[pk]]) if keys[pk] in found else loaded[pk]
+        for pk, _ in ids
+        if keys[pk] in found or pk in loaded
+    ]
 
 
 def listing_context(
@@ -501,8 +509,8 @@ def gpu_detail(request: HttpRequest, slug: str) -> HttpResponse:
     shown = {pk for ids in grouped.values() for pk in ids[:GPU_PAGE_GROUP_ROWS]}
     rows = attach_row_offers(matching.filter(pk__in=shown))
     loaded = {row.pk: row for row in with_display_prices(rows, RateTable(), "USD")}
-    groups = [
-        (name, [loaded[pk] for pk in ids[:GPU_PAGE_GROUP_ROWS]], len(ids))
+    groups = [  # a row gone since its id was read (a write in between) is left out
+        (name, [loaded[pk] for pk in ids[:GPU_PAGE_GROUP_ROWS] if pk in loaded], len(ids))
         for name, ids in grouped.items()
     ]
     return render(

@@ -7,12 +7,19 @@ from datetime import timedelta
 
 import pytest
 from django.db import connection
+from django.db.models import QuerySet
 from django.http import QueryDict
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 from django.utils.translation import override
 
-from offerings.caching import fetch_all, fetch_one, kept_statement, rendered_parts
+from offerings.caching import (
+    catalog_version,
+    fetch_all,
+    fetch_one,
+    kept_statement,
+    rendered_parts,
+)
 from offerings.facets import availability_known, facet_counts, listing_counts
 from offerings.filters import InstanceFilterSet, parse_listing_query
 from offerings.models import InstanceType, Offer, Provider
@@ -21,19 +28,34 @@ from offerings.models import InstanceType, Offer, Provider
 def test_a_kept_statement_runs_again_and_reads_the_data_of_now(db):
     runs = []
 
-    def count():
+    def providers():
         runs.append(1)
-        return Provider.objects.count()
+        return Provider.objects.all()
 
-    assert kept_statement(7, ("providers",), count, fetch_one) == 0
+    def count(version):
+        return kept_statement(version, ("providers",), providers, QuerySet.count, fetch_one)
+
+    version = catalog_version()
+    assert count(version) == 0
     Provider.objects.create(slug="p", name="P", website="https://p.example", kind="specialist")
     with CaptureQueriesContext(connection) as queries:
-        assert kept_statement(7, ("providers",), count, fetch_one) == 1
+        assert count(version) == 1
     assert len(runs) == 1  # compiled once
     assert len(queries) == 1  # and run every time
     # Another data version compiles afresh.
-    assert kept_statement(8, ("providers",), count, fetch_one) == 1
+    assert count(catalog_version()) == 1
     assert len(runs) == 2
+
+
+def test_only_the_evaluated_query_is_looked_at_not_lookups_made_while_building_it(db):
+    def build():
+        list(Provider.objects.values_list("pk"))  # a lookup on the way, as a continent's regions
+        return Provider.objects.none()
+
+    version = catalog_version()
+    # The evaluated query sends nothing (it cannot match): nothing is kept, the lookup neither.
+    assert kept_statement(version, ("empty",), build, list, fetch_all) == []
+    assert ("empty",) not in rendered_parts.entries
 
 
 def test_a_statement_with_a_time_in_it_is_compiled_every_time(db):
@@ -42,10 +64,11 @@ def test_a_statement_with_a_time_in_it_is_compiled_every_time(db):
     def recent():
         runs.append(1)
         since = timezone.now() - timedelta(hours=1)
-        return list(Offer.objects.filter(observed_at__gte=since).values_list("pk"))
+        return Offer.objects.filter(observed_at__gte=since).values_list("pk")
 
-    kept_statement(7, ("recent",), recent, fetch_all)
-    kept_statement(7, ("recent",), recent, fetch_all)
+    version = catalog_version()
+    kept_statement(version, ("recent",), recent, list, fetch_all)
+    kept_statement(version, ("recent",), recent, list, fetch_all)
     assert len(runs) == 2
     assert ("recent",) not in rendered_parts.entries
 

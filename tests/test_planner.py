@@ -296,3 +296,13 @@ def test_without_a_job_the_ranking_reads_fields_and_only_the_page_builds_types(c
     assert first["results"] == whole["results"][:2]  # the same ranking as in full
     shown = {item["instance"]["id"] for item in first["results"]}
     assert set(built) == shown  # no other type was built as a model
+
+
+def test_a_type_deleted_after_it_was_ranked_is_left_out_of_the_page():
+    from offerings.planner import core
+    from offerings.planner.views import with_page_rows
+
+    gone = core.PlanRow(10**9, 8, 1, core.PlanFabric(None, None, None, None, None))
+    shapes = [core.Shape(gone, 1, 8, None, None, None)]
+    with_page_rows(shapes)
+    assert shapes == []

@@ -127,7 +127,9 @@ def with_page_rows(shapes: list[core.Shape]) -> None:
         full = full.fetch_mode(FETCH_PEERS).in_bulk(light)
         for shape in shapes:
             if isinstance(shape.instance, core.PlanRow):
-                shape.instance = full[shape.instance.pk]
+                shape.instance = full.get(shape.instance.pk, shape.instance)
+        # A type deleted since it was ranked (a write in between) is left out of the page.
+        shapes[:] = [shape for shape in shapes if not isinstance(shape.instance, core.PlanRow)]
     instances = list({shape.instance.pk: shape.instance for shape in shapes}.values())
     prefetch_related_objects(instances, *listing_prefetches())
     for shape in shapes:
