@@ -4,10 +4,12 @@ from django.conf.urls.i18n import i18n_patterns
 from django.contrib import admin
 from django.urls import include, path
 
-from offerings import feeds, health, readiness, views
 from offerings.content import urls as content_urls
 from offerings.estimator import urls as estimator_urls
+from offerings.pages import readiness
 from offerings.planner import urls as planner_urls
+from offerings.table import feed, views
+from offerings.web import health
 
 urlpatterns = [
     path("admin/", admin.site.urls),
@@ -17,7 +19,7 @@ urlpatterns = [
     path("api/providers", readiness.api_providers, name="api-providers"),
     *estimator_urls.api_urlpatterns,
     *planner_urls.api_urlpatterns,
-    path("feeds/price-changes/", feeds.price_changes, name="feed-price-changes"),
+    path("feeds/price-changes/", feed.price_changes, name="feed-price-changes"),
 ]
 
 urlpatterns += i18n_patterns(

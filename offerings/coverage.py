@@ -13,9 +13,9 @@ from typing import Any
 
 from django.utils.translation import gettext_lazy as _
 
-from offerings.filters import NVLINK_TECHNOLOGIES
 from offerings.models import InstanceType
 from offerings.platform import BASES, FABRIC_FIELDS, LINK_FIELDS, is_known
+from offerings.table.parameters import NVLINK_TECHNOLOGIES
 
 
 @dataclass(frozen=True)

@@ -30,21 +30,6 @@ class RateTable:
             if latest is None or rate.rate_date > latest.rate_date:
                 self._latest[rate.currency] = rate
 
-    # The table of the newest data version this process has read: (version, table).
-    _kept: tuple[int, RateTable] | None = None
-
-    @classmethod
-    def of_version(cls, version: int | None) -> RateTable:
-        """The rates of data version `version`, read once per process and version (they are
-        catalog data: a write of them moves the version, offerings.caching); None: read now."""
-        kept = cls._kept
-        if version is not None and kept is not None and kept[0] == version:
-            return kept[1]
-        table = cls()
-        if version is not None:
-            cls._kept = (version, table)
-        return table
-
     def to_usd(self, amount: Decimal, currency: str) -> tuple[Decimal, ExchangeRate | None]:
         """Convert an amount at the newest rate; the rate used is returned so its date can show."""
         if currency == USD:

@@ -1,24 +1,26 @@
 from django.urls import path
 
-from offerings import readiness, views
 from offerings.content import urls as content_urls
 from offerings.estimator import urls as estimator_urls
+from offerings.pages import readiness
+from offerings.pages import views as pages
 from offerings.planner import urls as planner_urls
+from offerings.table import views as table
 
 app_name = "offerings"
 
 urlpatterns = [
-    path("", views.instance_list, name="instance-list"),
-    path("instances/<slug:provider>/<slug:slug>/", views.instance_detail, name="instance-detail"),
+    path("", table.instance_list, name="instance-list"),
+    path("instances/<slug:provider>/<slug:slug>/", pages.instance_detail, name="instance-detail"),
     path(
         "instances/<slug:provider>/<slug:slug>/report/",
-        views.report_correction,
+        pages.report_correction,
         name="instance-report",
     ),
-    path("compare/", views.compare, name="compare"),
-    path("gpus/<slug:slug>/", views.gpu_detail, name="gpu-detail"),
+    path("compare/", pages.compare, name="compare"),
+    path("gpus/<slug:slug>/", pages.gpu_detail, name="gpu-detail"),
     path("providers/", readiness.provider_comparison, name="providers"),
-    path("providers/<slug:slug>/", views.provider_detail, name="provider-detail"),
+    path("providers/<slug:slug>/", pages.provider_detail, name="provider-detail"),
     *estimator_urls.urlpatterns,
     *planner_urls.urlpatterns,
     *content_urls.urlpatterns,

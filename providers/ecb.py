@@ -10,7 +10,7 @@ The catalog stores USD per unit, so every rate is derived from the EUR cross rat
 rounded half-even to 6 significant digits (the ECB publishes 5 or 6, so more would be noise).
 A currency whose new rate differs from its latest stored rate by more than a factor of
 MAX_DAILY_FACTOR is refused as a data error and keeps its stored rate. `refresh_reference_rates`
-writes the rates through `offerings.services.record_reference_rates`, which re-derives the USD
+writes the rates through `offerings.writer.record_reference_rates`, which re-derives the USD
 figure of every offer charged in another currency (`reprice_in_usd`).
 """
 
@@ -27,7 +27,7 @@ from defusedxml import ElementTree
 from defusedxml.common import DefusedXmlException
 from pydantic import ValidationError
 
-from offerings import services
+from offerings import writer
 from offerings.models import ExchangeRate
 from offerings.schemas import ExchangeRateIn
 from providers.base import ScrapeError, retry_note, snippet
@@ -182,7 +182,7 @@ def refresh_reference_rates(
         raise ScrapeError(f"ecb rates: {exc}") from None
     if not accepted:
         raise ScrapeError(f"ecb rates of {rates.rate_date}: no rate accepted; nothing changed")
-    counts, repriced = services.record_reference_rates(accepted)
+    counts, repriced = writer.record_reference_rates(accepted)
     return RatesSummary(
         rate_date=rates.rate_date,
         currencies=len(accepted),

@@ -14,7 +14,7 @@ from django.conf import settings
 from django.db import DatabaseError, OperationalError, transaction
 from django.utils import timezone
 
-from offerings import services
+from offerings import writer
 from offerings.models import Provider, ScrapeRun
 from providers import logcontext
 from providers.base import ScrapeContext, ScrapeError
@@ -94,10 +94,10 @@ def refresh_provider(
         )
     api_key = scraper.api_key()
     if scraper.api_key_setting and not api_key and not replaying:
-        return services.record_skipped_run(
+        return writer.record_skipped_run(
             provider, f"{_not_set(scraper.missing_settings())}: {slug} skipped", trigger
         )
-    run = services.start_scrape_run(provider, trigger, now=timezone.now(), task_id=task_id)
+    run = writer.start_scrape_run(provider, trigger, now=timezone.now(), task_id=task_id)
     ctx = ScrapeContext(
         now=run.started_at,
         api_key=api_key or "replay",
@@ -123,22 +123,22 @@ def _fetch_and_upsert(
     try:
         batch = scraper.fetch(client, ctx)
     except ScrapeError as exc:
-        return services.fail_scrape_run(run, str(exc), ctx.warnings)
+        return writer.fail_scrape_run(run, str(exc), ctx.warnings)
     except httpx.HTTPError as exc:
-        run = services.fail_scrape_run(run, describe_http_failure(exc), ctx.warnings)
+        run = writer.fail_scrape_run(run, describe_http_failure(exc), ctx.warnings)
         if raise_transient and is_transient(exc):
             raise TransientRefreshError(run, describe_http_failure(exc)) from exc
         return run
     except Exception as exc:  # a scraper bug must still close its run, not leave it "running"
         logger.exception("%s: scraper crashed", slug)
         reason = f"scraper error: {type(exc).__name__}: {exc}"
-        return services.fail_scrape_run(run, reason, ctx.warnings)
+        return writer.fail_scrape_run(run, reason, ctx.warnings)
     try:
         return _upsert(run, batch, observed)
     except (DatabaseError, ValueError) as exc:
         logger.exception("%s: upsert failed", slug)
         reason = f"could not write the offers: {exc}"
-        run = services.fail_scrape_run(run, reason, ctx.warnings)
+        run = writer.fail_scrape_run(run, reason, ctx.warnings)
         if raise_transient and is_transient(exc):
             raise TransientRefreshError(run, reason) from exc
         return run
@@ -149,11 +149,9 @@ def _upsert(run: ScrapeRun, batch, observed=None) -> ScrapeRun:
     dated = {} if observed is None else {"observed_at": observed()}
     pause_file = settings.REFRESH_TEST_PAUSE_FILE
     if not pause_file:
-        return services.upsert_offers(run, batch, **dated)
+        return writer.upsert_offers(run, batch, **dated)
     with transaction.atomic():
-        run = services.upsert_offers(
-            run, batch, **dated
-        )  # a savepoint inside: nothing committed yet
+        run = writer.upsert_offers(run, batch, **dated)  # a savepoint inside: nothing committed yet
         _pause_before_commit(Path(pause_file))
     return run
 
@@ -186,8 +184,8 @@ def refresh_from_source(
             provider = catalog_row(slug)
             if provider is None:
                 raise ProviderNotInCatalog(f"provider {slug!r} is not in the catalog") from None
-            run = services.start_scrape_run(provider, trigger, task_id=task_id)
-            return services.fail_scrape_run(run, str(exc))
+            run = writer.start_scrape_run(provider, trigger, task_id=task_id)
+            return writer.fail_scrape_run(run, str(exc))
     with make_client(transport, sleep=no_sleep if replay_dir else None) as client:
         return refresh_provider(
             slug,
@@ -205,7 +203,7 @@ def close_lost_runs(slug: str, task_id: str, reason: str) -> list[ScrapeRun]:
     runs = ScrapeRun.objects.filter(
         provider__slug=slug, task_id=task_id, status=ScrapeRun.Status.RUNNING
     ).select_related("provider")
-    return [services.fail_scrape_run(run, reason) for run in runs]
+    return [writer.fail_scrape_run(run, reason) for run in runs]
 
 
 def record_failed_task(slug: str, reason: str, *, trigger: str, task_id: str) -> ScrapeRun | None:
@@ -213,8 +211,8 @@ def record_failed_task(slug: str, reason: str, *, trigger: str, task_id: str) ->
     provider = Provider.objects.filter(slug=slug).first()
     if provider is None:
         return None
-    run = services.start_scrape_run(provider, trigger, task_id=task_id)
-    return services.fail_scrape_run(run, reason)
+    run = writer.start_scrape_run(provider, trigger, task_id=task_id)
+    return writer.fail_scrape_run(run, reason)
 
 
 def close_stuck_runs(older_than: timedelta, reason: str) -> list[ScrapeRun]:
@@ -225,4 +223,4 @@ def close_stuck_runs(older_than: timedelta, reason: str) -> list[ScrapeRun]:
         .exclude(task_id="")
         .select_related("provider")
     )
-    return [services.fail_scrape_run(run, reason) for run in runs]
+    return [writer.fail_scrape_run(run, reason) for run in runs]

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import httpx
 from django.conf import settings
 
-from offerings import services
+from offerings import writer
 from offerings.models import Provider
 from offerings.schemas import ScrapeBatch
 from providers.base import ScrapeContext
@@ -121,7 +121,7 @@ def catalog_row(slug: str) -> Provider | None:
     provider = Provider.objects.filter(slug=slug).first()
     scraper = SCRAPERS.get(slug)
     if provider is None and scraper is not None and scraper.price_source is not None:
-        provider = services.ensure_price_source(slug, *scraper.price_source)
+        provider = writer.ensure_price_source(slug, *scraper.price_source)
     return provider
 
 

@@ -28,9 +28,9 @@ from celery import Task, shared_task
 from django.conf import settings
 from django.db import OperationalError, connection, transaction
 
-from offerings import alerts, services
+from offerings import writer
 from offerings.models import ScrapeRun
-from providers import logcontext, refresh
+from providers import alerts, logcontext, refresh
 from providers.locks import count_delivery, provider_lock
 from providers.registry import SCRAPERS, resolve
 from providers.replay import providers_in
@@ -157,7 +157,7 @@ def _run(task: Task, slug: str, trigger: str) -> ScrapeRun | None:
             return run
         countdown = retry_countdown(request.retries)
         if run is not None:
-            services.note_retry_scheduled(run)
+            writer.note_retry_scheduled(run)
         logger.warning(
             "transient failure, retry %d of %d in %.0f s: %s",
             request.retries + 1,

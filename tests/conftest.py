@@ -20,19 +20,6 @@ from offerings.models import (
 SOURCE = "https://docs.example.com/spec"
 
 
-@pytest.fixture(autouse=True)
-def _fresh_rendered_parts():
-    """Each test starts with no kept rows: a rolled-back test's data version number comes back in
-    the next test with other data, which a running site never sees (a committed version only grows)."""
-    from offerings.caching import rendered_parts
-    from offerings.money import RateTable
-    from offerings.templatetags import catalog
-
-    rendered_parts.clear()
-    catalog._CHOICES.clear()
-    RateTable._kept = None
-
-
 @pytest.fixture
 def provider(db) -> Provider:
     return Provider.objects.create(

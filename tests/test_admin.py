@@ -25,7 +25,7 @@ from offerings.models import (
     ScrapeRun,
     SkuReview,
 )
-from offerings.services import lockable_fields
+from offerings.writer import lockable_fields
 
 pytestmark = pytest.mark.django_db
 

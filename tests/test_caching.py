@@ -1,13 +1,19 @@
-"""ETags and the response cache follow the catalog's data version, never serving stale rows."""
+"""The one response cache: its key holds the data version and everything else a body depends on,
+so no response is older than the data committed before its request, and no request can put
+another host or junk into what others are served."""
 
+import json
+import re
+import threading
 from decimal import Decimal
 
 import pytest
 from django.core.cache import cache
-from django.test import override_settings
+from django.db import connection
+from django.test import Client, override_settings
 
-from offerings.caching import catalog_version, time_bucket
 from offerings.models import InstanceType, Offer
+from offerings.web.caching import catalog_version, time_bucket
 
 
 @pytest.fixture(autouse=True)
@@ -20,10 +26,10 @@ def fresh_cache():
 @pytest.fixture(autouse=True)
 def one_time_bucket(monkeypatch):
     """Every request of a test falls in one cache period, one that ends long after the test: a
-    period that ends between two requests rightly changes the ETag (and ends the local cache's
-    entries), and once made a test fail by chance."""
+    period that ends between two requests rightly changes the ETag, and once made a test fail by
+    chance."""
     bucket = time_bucket() + 1_000
-    monkeypatch.setattr("offerings.caching.time_bucket", lambda: bucket)
+    monkeypatch.setattr("offerings.web.caching.time_bucket", lambda: bucket)
 
 
 def test_every_kind_of_write_moves_the_version_and_a_read_does_not(catalog):
@@ -102,131 +108,209 @@ def test_the_version_comes_back_higher_after_the_row_is_truncated(catalog):
     assert catalog_version() > before  # a write recreates it above any earlier counter
 
 
-# -- the per-process page cache in front of Django (gpucatalog/wsgi.py) -------------------------
+# -- conditional requests (RFC 9110, 13.1.2) ----------------------------------------------------
 
 
-class CountingApp:
-    """The real Django WSGI application, counting the requests that reach it."""
-
-    def __init__(self):
-        from django.core.wsgi import get_wsgi_application
-
-        self.app = get_wsgi_application()
-        self.calls = 0
-
-    def __call__(self, environ, start_response):
-        self.calls += 1
-        return self.app(environ, start_response)
+def test_a_weak_tag_or_a_list_holding_the_tag_matches_it(client, catalog):
+    etag = client.get("/api/instances")["ETag"]
+    assert client.get("/api/instances", headers={"If-None-Match": f"W/{etag}"}).status_code == 304
+    listed = f'"other", W/{etag}'
+    assert client.get("/api/instances", headers={"If-None-Match": listed}).status_code == 304
 
 
-def wsgi_get(app, path, query="", method="GET", **headers):
-    """One request through `app`, as a WSGI server would make it: (status, headers, body)."""
-    from wsgiref.util import setup_testing_defaults
-
-    environ = {"PATH_INFO": path, "QUERY_STRING": query, "REQUEST_METHOD": method}
-    environ.update({f"HTTP_{k.upper()}": v for k, v in headers.items()})
-    setup_testing_defaults(environ)
-    environ["HTTP_HOST"] = "testserver"
-    seen = {}
-
-    def start_response(status, response_headers, exc_info=None):
-        seen["status"], seen["headers"] = status, dict(response_headers)
-
-    body = b"".join(app(environ, start_response))
-    return seen["status"], seen["headers"], body
+def test_a_star_matches_any_page_that_exists_but_never_an_error(client, catalog):
+    for url in ("/", "/api/instances?nvlink=true", "/providers/"):
+        response = client.get(url, headers={"If-None-Match": "*"})
+        assert response.status_code == 304, url
+        assert response.content == b""
+    assert client.get("/?nvlink=maybe", headers={"If-None-Match": "*"}).status_code == 400
+    assert client.get("/api/instances?page=9", headers={"If-None-Match": "*"}).status_code == 400
 
 
-@pytest.fixture
-def local_cache(settings):
-    from offerings.caching import LocalPageCache
+def test_a_star_is_answered_from_a_cached_page_too(client, catalog):
+    with override_settings(PAGE_CACHE_SECONDS=300):
+        client.get("/api/instances")
+        assert client.get("/api/instances", headers={"If-None-Match": "*"}).status_code == 304
+
+
+# -- what the key holds, and what it leaves out ------------------------------------------------
+
+
+def test_unknown_parameters_change_neither_the_key_nor_any_link_the_page_echoes(client, catalog):
+    plain = client.get("/?nvlink=true")
+    junk = client.get("/?utm_source=mail&nvlink=true&u1=" + "x" * 60_000)
+    assert junk["ETag"] == plain["ETag"]
+    body = junk.content.decode()
+    assert "utm_source" not in body
+    assert "u1=" not in body
+    assert len(junk.content) < len(plain.content) + 1_000  # nothing of the junk is echoed
+
+
+def test_the_order_of_the_names_does_not_matter_but_their_values_do(client, catalog):
+    one = client.get("/api/instances?nvlink=true&sort=gpu_count")["ETag"]
+    two = client.get("/api/instances?sort=gpu_count&nvlink=true")["ETag"]
+    other = client.get("/api/instances?sort=-gpu_count&nvlink=true")["ETag"]
+    assert one == two != other
+
+
+def test_names_the_interface_refuses_still_answer_400(client, catalog):
+    assert client.get("/api/instances?gpu__slug=h100-sxm").status_code == 400
+    assert client.get("/?_secret=1").status_code == 400
+
+
+ABSOLUTE = re.compile(r"https?://[^\s\"'<>]+")
+
+
+def absolute_urls(response) -> set[str]:
+    """Every absolute URL of the site itself in a body (sources on other sites left out)."""
+    return {
+        url
+        for url in ABSOLUTE.findall(response.content.decode())
+        if url.startswith(("http://testserver", "https://gpucatalog.example", "http://localhost"))
+    }
+
+
+POISONED = [
+    "/api/providers",
+    "/api/instances?page_size=1",
+    "/",
+    "/providers/",
+    "/nvlink-infiniband/",
+    "/zh-hans/",
+    "/faq/",
+    "/feeds/price-changes/",
+]
+
+
+@pytest.mark.parametrize("path", POISONED)
+def test_another_host_header_never_reaches_what_others_are_served(client, catalog, path):
+    """Host-header poisoning: a request naming another host, then a plain one."""
+    with override_settings(PAGE_CACHE_SECONDS=300, ALLOWED_HOSTS=["testserver", "localhost"]):
+        evil = client.get(path, headers={"Host": "localhost:31337"})
+        plain = client.get(path)
+    assert evil.status_code == plain.status_code == 200
+    assert any("localhost:31337" in url for url in absolute_urls(evil))  # development: its host
+    urls = absolute_urls(plain)
+    assert urls, "the page has absolute links of its own"
+    assert all(url.startswith("http://testserver/") for url in urls), urls
+
+
+@pytest.mark.parametrize("path", POISONED)
+def test_with_site_url_set_every_absolute_link_is_on_it(client, catalog, path):
+    with override_settings(
+        PAGE_CACHE_SECONDS=300,
+        SITE_URL="https://gpucatalog.example",
+        ALLOWED_HOSTS=["testserver", "localhost"],
+    ):
+        for response in (client.get(path, headers={"Host": "localhost:31337"}), client.get(path)):
+            urls = absolute_urls(response)
+            assert urls, path
+            assert all(url.startswith("https://gpucatalog.example/") for url in urls), urls
+
+
+def test_the_api_next_link_carries_only_known_parameters_on_site_url(client, catalog):
+    with override_settings(SITE_URL="https://gpucatalog.example"):
+        body = client.get("/api/instances?page_size=1&utm_medium=x").json()
+    assert body["next"] == "https://gpucatalog.example/api/instances?page_size=1&page=2"
+
+
+# -- threads: no response older than the data committed before its request began ----------------
+
+READERS = 8
+STEPS = 30
+ROW_PRICE = re.compile(
+    r">ib\.8x<.*?<td class=\"price\">.*?<strong>\$([0-9.,]+)</strong>", re.DOTALL
+)
+
+
+def api_price(response) -> float:
+    row = next(r for r in response.json()["results"] if r["slug"] == "ib-8x")
+    return next(p["price_per_gpu_hour"] for p in row["prices"] if p["kind"] == "on-demand")
+
+
+def page_price(response) -> float:
+    assert response.status_code == 200, response.status_code
+    return float(ROW_PRICE.search(response.content.decode())[1].replace(",", ""))
+
+
+@pytest.mark.django_db(transaction=True)
+def test_no_response_is_older_than_the_data_committed_before_its_request_began(catalog, settings):
+    """gthread-style: reader threads share one process's cache while a writer commits prices.
+
+    The writer sets the price of one offer to its step number (per GPU-hour) and, once that has
+    committed, publishes the step; a reader notes the published step before each request and
+    must find at least that price in the answer, cached or not: half of them read the API, half
+    the filter page (whose choice lists and rows are rendered from the same data).
+    """
+    settings.PAGE_CACHE_SECONDS = 300
+    offer = Offer.objects.get(instance=catalog["ib"], kind="on-demand")
+    Offer.objects.filter(pk=offer.pk).update(price_per_hour=0, price_per_gpu_hour_usd=0)
+    committed = [0]
+    failures: list[str] = []
+    done = threading.Event()
+
+    def read(url: str, price_of) -> None:
+        reader = Client()
+        try:
+            while not done.is_set():
+                before = committed[0]
+                try:
+                    seen = price_of(reader.get(url))
+                except Exception as error:  # a 500 or a page without the row
+                    failures.append(f"{url}: {error!r}")
+                    return
+                if seen < before:
+                    failures.append(f"{url}: price {seen} served after step {before} committed")
+        finally:
+            connection.close()
+
+    def write() -> None:
+        try:
+            for step in range(1, STEPS + 1):
+                Offer.objects.filter(pk=offer.pk).update(
+                    price_per_hour=Decimal(8 * step), price_per_gpu_hour_usd=Decimal(step)
+                )
+                committed[0] = step
+                done.wait(0.02)
+        finally:
+            done.set()
+            connection.close()
+
+    readers = [("/api/instances?provider=aws", api_price), ("/?provider=aws", page_price)]
+    threads = [threading.Thread(target=read, args=readers[i % 2]) for i in range(READERS)]
+    threads.append(threading.Thread(target=write))
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert not failures, failures[:5]
+    assert page_price(Client().get("/?provider=aws")) == STEPS
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_new_region_shows_in_the_choices_as_soon_as_it_commits(client, catalog, settings):
+    """The choice lists are read with the page: no list kept from an earlier version."""
+    from offerings.models import Provider, Region
 
     settings.PAGE_CACHE_SECONDS = 300
-    settings.PAGE_CACHE_LOCAL_ENTRIES = 3
-    settings.PAGE_CACHE_VERSION_CHECK_SECONDS = 0
-    settings.ALLOWED_HOSTS = ["testserver"]
-    inner = CountingApp()
-    return LocalPageCache(inner), inner
+    assert "aws:ap-south-1" not in client.get("/").content.decode()
+    Region.objects.create(
+        provider=Provider.objects.get(slug="aws"), code="ap-south-1", name="Mumbai", geo="asia"
+    )
+    assert 'value="aws:ap-south-1"' in client.get("/").content.decode()
 
 
-@pytest.mark.django_db(transaction=True)
-def test_a_repeated_page_is_answered_without_entering_django(local_cache, catalog):
-    app, inner = local_cache
-    status, headers, first = wsgi_get(app, "/", "nvlink=true")
-    assert status.startswith("200")
-    assert inner.calls == 1
-    status, again_headers, again = wsgi_get(app, "/", "nvlink=true")
-    assert (status[:3], again, inner.calls) == ("200", first, 1)
-    assert again_headers == headers
-    assert "X-Gpucatalog-Local-Cache" not in headers
-    assert headers["Content-Security-Policy"].startswith("default-src 'self'")
-    status, _, body = wsgi_get(app, "/", "nvlink=true", method="HEAD")
-    assert (status[:3], body, inner.calls) == ("200", b"", 1)
-    status, _, body = wsgi_get(app, "/", "nvlink=true", if_none_match=headers["ETag"])
-    assert (status[:3], body, inner.calls) == ("304", b"", 1)
-
-
-@pytest.mark.django_db(transaction=True)
-def test_a_catalog_write_makes_the_next_request_render_again(local_cache, catalog):
-    app, inner = local_cache
-    _, _, before = wsgi_get(app, "/")
+def test_a_version_seen_once_is_never_served_again_after_a_newer_one(client, catalog, settings):
+    settings.PAGE_CACHE_SECONDS = 300
+    old = client.get("/?provider=aws").content
+    assert b"ib.8x" in old
     InstanceType.objects.filter(slug="ib-8x").update(is_hidden=True)
-    _, _, after = wsgi_get(app, "/")
-    assert inner.calls == 2
-    assert b"ib-8x" in before
-    assert b"ib-8x" not in after
+    assert b"ib.8x" not in client.get("/?provider=aws").content
+    assert b"ib.8x" not in client.get("/?provider=aws").content
 
 
-@pytest.mark.django_db(transaction=True)
-def test_within_the_check_interval_a_page_may_lag_a_write_by_that_interval_only(
-    local_cache, catalog, settings
-):
-    app, inner = local_cache
-    settings.PAGE_CACHE_VERSION_CHECK_SECONDS = 3600
-    wsgi_get(app, "/")
-    InstanceType.objects.filter(slug="ib-8x").update(is_hidden=True)
-    _, _, lagging = wsgi_get(app, "/")
-    assert inner.calls == 1
-    assert b"ib-8x" in lagging
-    app.version_read_at -= 3600  # the interval has passed
-    _, _, fresh = wsgi_get(app, "/")
-    assert inner.calls == 2
-    assert b"ib-8x" not in fresh
-
-
-@pytest.mark.django_db(transaction=True)
-def test_fragments_apis_errors_and_cookie_pages_are_not_kept(local_cache, catalog):
-    app, inner = local_cache
-    for _ in range(2):
-        wsgi_get(app, "/", hx_request="true")
-    assert inner.calls == 1  # the fragment has an entry of its own
-    for path, query in [
-        ("/api/instances", ""),  # rate-limited routes always reach Django
-        ("/", "nvlink=maybe"),  # a 400
-        ("/instances/aws/ib-8x/", ""),  # sets a CSRF cookie
-        ("/feeds/price-changes/", ""),
-    ]:
-        calls = inner.calls
-        wsgi_get(app, path, query)
-        wsgi_get(app, path, query)
-        assert inner.calls == calls + 2, path
-
-
-@pytest.mark.django_db(transaction=True)
-def test_the_least_recently_used_page_goes_first(local_cache, catalog):
-    app, inner = local_cache
-    for query in ["a=1", "a=2", "a=3", "a=1", "a=4"]:
-        wsgi_get(app, "/", query)
-    assert inner.calls == 4
-    wsgi_get(app, "/", "a=1")  # kept: it was used again before a=4 came
-    assert inner.calls == 4
-    wsgi_get(app, "/", "a=2")  # dropped
-    assert inner.calls == 5
-
-
-@pytest.mark.django_db(transaction=True)
-def test_nothing_is_kept_when_the_page_cache_is_off(local_cache, catalog, settings):
-    app, inner = local_cache
-    settings.PAGE_CACHE_SECONDS = 0
-    wsgi_get(app, "/")
-    wsgi_get(app, "/")
-    assert inner.calls == 2
+def test_the_json_export_is_cached_under_its_own_key(client, catalog):
+    page = client.get("/?nvlink=true")
+    export = client.get("/?nvlink=true&format=json")
+    assert export["ETag"] != page["ETag"]
+    assert json.loads(export.content)["count"] >= 1

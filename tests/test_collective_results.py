@@ -17,7 +17,7 @@ from offerings.estimator.calibration import CALIBRATION_POINTS, RECORDED_ON, cat
 from offerings.management.commands.load_catalog import read_fixture
 from offerings.models import CollectiveResult, InstanceType
 from offerings.schemas import ProviderCatalog
-from offerings.services.curated import LoadCounts, load_collective_results
+from offerings.writer.curated import LoadCounts, load_collective_results
 from tests.conftest import make_instance
 from tests.test_admin import curator, errors_of, make_world, submit, submit_form  # noqa: F401
 

@@ -9,7 +9,7 @@ from decimal import Decimal
 import pytest
 
 from offerings.models import Offer, PriceObservation, Region
-from offerings.pricing.price_pages import PRICE_PAGES, price_links
+from offerings.pages.price_pages import PRICE_PAGES, price_links
 from tests.conftest import make_instance, make_offer
 
 pytestmark = pytest.mark.usefixtures("lazy_loads_raise")

@@ -7,7 +7,7 @@ import pytest
 from django.http import QueryDict
 from django.utils import timezone
 
-from offerings.filters import parse_listing_query
+from offerings.table.parameters import parse_listing_query
 
 
 def slugs(params: str) -> list[str]:

@@ -98,7 +98,7 @@ def test_the_extraction_finds_the_strings_it_should():
     assert "Skip to content" in msgids  # {% translate %} in base.html
     assert "(%(count)s listed)" in msgids  # gettext() in offerings/content/markup.py
     assert any("explainer" in msgid for msgid in msgids)  # {% blocktranslate %} in faq.html
-    assert "NVLink + InfiniBand" in msgids  # gettext_lazy() in offerings/presets.py
+    assert "NVLink + InfiniBand" in msgids  # gettext_lazy() in offerings/table/presets.py
 
 
 def test_translations_keep_their_placeholders():

@@ -217,10 +217,11 @@ def test_corrections_are_rate_limited_with_a_429(client, catalog):
     # A private local-memory cache: in CI the default cache is Redis, whose hourly counter
     # would outlive this run and refuse a rerun's first report.
     private = {
-        "default": {
+        alias: {
             "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
-            "LOCATION": "correction-limit-test",
+            "LOCATION": f"correction-limit-test-{alias}",
         }
+        for alias in ("default", "ratelimit")
     }
     with override_settings(RATELIMIT_ENABLE=True, CORRECTION_RATE="2/h", CACHES=private):
         codes = [
@@ -331,7 +332,7 @@ def test_exact_price(value, currency, shown):
 def test_the_gpu_page_shows_each_groups_cheapest_and_links_to_them_all(
     client, catalog, monkeypatch
 ):
-    from offerings import views
+    from offerings.pages import views
 
     full = client.get("/gpus/h100-sxm/").content.decode()
     assert "all of them in the table" not in full  # a small catalog fits

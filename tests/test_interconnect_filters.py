@@ -5,9 +5,9 @@ import pytest
 from django.http import QueryDict
 from django.utils import translation
 
-from offerings.filters import parse_listing_query
 from offerings.models import Fabric, GpuLink, GpuModel, Provider, Region
-from offerings.presets import PRESETS
+from offerings.table.parameters import parse_listing_query
+from offerings.table.presets import PRESETS
 from tests.conftest import make_instance, make_offer
 
 pytestmark = pytest.mark.usefixtures("lazy_loads_raise")

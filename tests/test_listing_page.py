@@ -3,9 +3,9 @@
 import pytest
 from django.http import QueryDict
 
-from offerings.filters import parse_listing_query
 from offerings.models import FabricTechnology, GpuModel, OfferKind
-from offerings.presets import PRESETS
+from offerings.table.parameters import parse_listing_query
+from offerings.table.presets import PRESETS
 
 # Every view here runs with lazy loads raising (Django 6.1 fetch modes): no N+1 can hide.
 pytestmark = pytest.mark.usefixtures("lazy_loads_raise")
@@ -93,10 +93,10 @@ def test_the_detail_page_of_a_row_opens_and_verda_redirects(client, catalog):
 
 
 def test_facet_counts_say_how_many_rows_each_choice_would_give(client, catalog):
-    from offerings.facets import facet_counts
+    from offerings.table.counts import listing_counts
 
     def counts_for(query: str) -> dict:
-        return facet_counts(parse_listing_query(QueryDict(query)))
+        return listing_counts(parse_listing_query(QueryDict(query))).facets
 
     counts = counts_for("nvlink=true&fabric=infiniband")
     # the fabric facet ignores the fabric choice itself but keeps nvlink=true
@@ -122,9 +122,9 @@ def test_facet_counts_say_how_many_rows_each_choice_would_give(client, catalog):
 )
 def test_every_facet_count_is_the_count_the_page_shows_for_that_choice(catalog, query):
     """Each count equals the row count of the same query with only that choice for its field."""
-    from offerings.facets import facet_counts
+    from offerings.table.counts import listing_counts
 
-    counts = facet_counts(parse_listing_query(QueryDict(query)))
+    counts = listing_counts(parse_listing_query(QueryDict(query))).facets
     for name, choices in (("fabric", FabricTechnology.values), ("price_kind", OfferKind.values)):
         for value in choices:
             narrowed = QueryDict(query, mutable=True)
@@ -160,7 +160,7 @@ def test_multiple_choice_options_mark_the_chosen_escape_and_follow_the_data(clie
 
 
 def test_the_sort_menu_offers_every_key_both_ways_with_words_not_keys(client, catalog):
-    from offerings.filters import SORT_CHOICES, SORT_FIELDS
+    from offerings.table.parameters import SORT_CHOICES, SORT_FIELDS
 
     assert sorted(key for key, _ in SORT_CHOICES) == sorted(
         [*SORT_FIELDS, *(f"-{key}" for key in SORT_FIELDS)]

@@ -1,4 +1,4 @@
-"""The one writer: no module outside `offerings/services/` creates, updates or deletes catalog rows.
+"""The one writer: no module outside `offerings/writer/` creates, updates or deletes catalog rows.
 
 A scan of `offerings/` and `providers/` (migrations aside) for the ORM's writing calls and for
 raw INSERT / UPDATE / DELETE / COPY SQL. The few sites that write a model which is not catalog
@@ -17,7 +17,7 @@ import pytest
 from django.conf import settings
 
 CHECKED = ("offerings", "providers")
-WRITER = Path("offerings/services")
+WRITER = Path("offerings/writer")
 
 # Names that write whatever their receiver: no dict or client method shares them.
 ALWAYS_WRITES = {"bulk_create", "bulk_update", "get_or_create", "update_or_create"}
@@ -35,11 +35,11 @@ REPORTS = "CorrectionReport: readers' reports and the curators' verdicts, not ca
 HEALTH = "RefreshHealth: the alerting state judged from the runs, not catalog data"
 # (module, enclosing function, call) -> why a write there is not a write of catalog data.
 ALLOWED = {
-    ("offerings/views.py", "report_correction", "save"): REPORTS,
+    ("offerings/pages/views.py", "report_correction", "save"): REPORTS,
     ("offerings/admin/queues.py", "CorrectionReportAdmin.mark_accepted", "update"): REPORTS,
     ("offerings/admin/queues.py", "CorrectionReportAdmin.mark_rejected", "update"): REPORTS,
-    ("offerings/alerts.py", "check_providers", "get_or_create"): HEALTH,
-    ("offerings/alerts.py", "check_providers", "save"): HEALTH,
+    ("providers/alerts.py", "check_providers", "get_or_create"): HEALTH,
+    ("providers/alerts.py", "check_providers", "save"): HEALTH,
     ("offerings/models.py", "InstanceType.save", "save"): "the model's own save() override",
 }
 
@@ -139,7 +139,7 @@ def test_only_the_writer_creates_updates_or_deletes_catalog_rows():
                 seen.add(key)
             else:
                 outside.append(f"{path}:{line} {function}: {call}")
-    assert not outside, "write catalog rows through offerings.services:\n" + "\n".join(outside)
+    assert not outside, "write catalog rows through offerings.writer:\n" + "\n".join(outside)
     assert seen == set(ALLOWED), f"allowed writes that no longer exist: {set(ALLOWED) - seen}"
 
 

@@ -16,7 +16,7 @@ from offerings.models import (
     PurchaseMode,
 )
 from offerings.schemas import READINESS_FACTS, GpuCatalog, ProviderCatalog
-from offerings.services.curated import LoadCounts, load_readiness
+from offerings.writer.curated import LoadCounts, load_readiness
 from tests.catalog_toml import ACME
 from tests.conftest import SOURCE, make_offer
 from tests.content.test_content import parse, visible_text

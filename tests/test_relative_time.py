@@ -10,7 +10,7 @@ import pytest
 from django.template import Context, Template
 from django.utils import translation
 
-from offerings.relative_time import age
+from offerings.web.relative_time import age
 from tests.conftest import make_offer
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)

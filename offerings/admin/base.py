@@ -9,7 +9,7 @@ from django.contrib import admin
 from django.db import models
 from django.utils.html import format_html
 
-from offerings import services
+from offerings import writer
 
 # -- locking --------------------------------------------------------------------------------------
 
@@ -17,18 +17,16 @@ from offerings import services
 def lockable_choices(model: type[models.Model]) -> list[tuple[str, str]]:
     return [
         (name, f"{model._meta.get_field(name).verbose_name} ({name})")
-        for name in services.lockable_fields(model)
+        for name in writer.lockable_fields(model)
     ]
 
 
 def lock_changed_fields(form: forms.ModelForm) -> None:
     """Add the fields the curator changed in `form` to its instance's `locked_fields`."""
     instance = form.instance
-    changed = set(form.changed_data) & set(services.lockable_fields(type(instance)))
+    changed = set(form.changed_data) & set(writer.lockable_fields(type(instance)))
     if changed:
-        instance.locked_fields = services.merge_locks(
-            instance.locked_fields, changed, type(instance)
-        )
+        instance.locked_fields = writer.merge_locks(instance.locked_fields, changed, type(instance))
 
 
 class CuratedForm(forms.ModelForm):

@@ -5,11 +5,11 @@ from __future__ import annotations
 from celery import current_app
 from django.conf import settings
 from django.contrib import admin, messages
+from django.contrib.admin.utils import unquote
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.db.models import Count, QuerySet
-from django.http import HttpRequest, HttpResponseRedirect
-from django.shortcuts import get_object_or_404
+from django.http import Http404, HttpRequest, HttpResponseRedirect
 from django.urls import path, reverse
 from django.utils.html import format_html
 from django.views.decorators.http import require_POST
@@ -162,7 +162,10 @@ class ProviderAdmin(LockingAdminMixin, admin.ModelAdmin):
         ]
 
     def refresh_view(self, request: HttpRequest, object_id: str) -> HttpResponseRedirect:
-        provider = get_object_or_404(Provider, pk=object_id)
+        # get_object() reads an id that is not one (`abc`, past the column's range) as no row.
+        provider = self.get_object(request, unquote(object_id))
+        if provider is None:
+            raise Http404(f"No provider with the id {object_id!r}.")
         if not self.has_change_permission(request, provider):
             raise PermissionDenied
         queue_refresh(request, [provider.slug])

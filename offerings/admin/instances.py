@@ -7,7 +7,7 @@ from django.contrib.admin.utils import model_ngettext
 from django.db.models import Exists, OuterRef, QuerySet
 from django.http import HttpRequest
 
-from offerings import services
+from offerings import writer
 from offerings.admin.base import CuratedForm, LockingAdminMixin, titled
 from offerings.admin.prices import OfferInline
 from offerings.models import (
@@ -197,9 +197,9 @@ class InstanceTypeAdmin(LockingAdminMixin, admin.ModelAdmin):
         # save(commit=False) fills new_objects/changed_objects for the change message.
         formset.save(commit=False)
         for offer in formset.new_objects:
-            services.save_curator_offer(offer, [], is_new=True)
+            writer.save_curator_offer(offer, [], is_new=True)
         for offer, changed in formset.changed_objects:
-            services.save_curator_offer(offer, changed, is_new=False)
+            writer.save_curator_offer(offer, changed, is_new=False)
         formset.save_m2m()
 
     @admin.display(description="NVLink")
@@ -253,24 +253,24 @@ class InstanceTypeAdmin(LockingAdminMixin, admin.ModelAdmin):
 
     @admin.action(description="Mark selected instance types verified today")
     def mark_verified(self, request: HttpRequest, queryset: QuerySet) -> None:
-        self._done(request, services.mark_verified(queryset), "Marked verified:")
+        self._done(request, writer.mark_verified(queryset), "Marked verified:")
 
     @admin.action(description="Hide selected instance types from the public pages")
     def hide(self, request: HttpRequest, queryset: QuerySet) -> None:
-        self._done(request, services.set_hidden(queryset, True), "Hid")
+        self._done(request, writer.set_hidden(queryset, True), "Hid")
 
     @admin.action(description="Unhide selected instance types")
     def unhide(self, request: HttpRequest, queryset: QuerySet) -> None:
-        self._done(request, services.set_hidden(queryset, False), "Unhid")
+        self._done(request, writer.set_hidden(queryset, False), "Unhid")
 
     @admin.action(description="Lock all curated fields (instance, GPU link, fabric)")
     def lock_all_fields(self, request: HttpRequest, queryset: QuerySet) -> None:
-        count = services.lock_all_fields(queryset)
+        count = writer.lock_all_fields(queryset)
         self._done(request, count, "Locked every curated field of")
 
     @admin.action(description="Unlock all fields (instance, GPU link, fabric)")
     def unlock_all_fields(self, request: HttpRequest, queryset: QuerySet) -> None:
-        count = services.unlock_all_fields(queryset)
+        count = writer.unlock_all_fields(queryset)
         self._done(request, count, "Unlocked every field of")
 
 

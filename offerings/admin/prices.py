@@ -6,7 +6,7 @@ from django.contrib import admin
 from django.urls import reverse
 from django.utils.html import format_html
 
-from offerings import services
+from offerings import writer
 from offerings.admin.base import CuratedForm, ReadOnlyAdminMixin, titled
 from offerings.models import InstanceType, Offer, PriceCheck, PriceObservation
 
@@ -112,7 +112,7 @@ class OfferAdmin(admin.ModelAdmin):
         return format_html('<a href="{}?offer={}">All observations</a>', url, obj.pk)
 
     def save_model(self, request, obj, form, change) -> None:
-        services.save_curator_offer(obj, form.changed_data, is_new=not change)
+        writer.save_curator_offer(obj, form.changed_data, is_new=not change)
 
 
 @admin.register(PriceObservation)

@@ -8,7 +8,7 @@ from django.contrib.admin.utils import flatten_fieldsets, model_ngettext
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
-from offerings import services
+from offerings import writer
 from offerings.admin.base import ReadOnlyAdminMixin, pretty_json
 from offerings.models import CorrectionReport, InstanceType, ScrapeRun, SkuReview
 
@@ -114,7 +114,7 @@ class SkuReviewAdmin(admin.ModelAdmin):
 
     @admin.action(description="Mark selected SKUs ignored")
     def mark_ignored(self, request: HttpRequest, queryset: QuerySet) -> None:
-        count = services.ignore_skus(queryset)
+        count = writer.ignore_skus(queryset)
         self.message_user(
             request, f"Ignored {count} {model_ngettext(self.opts, count)}.", messages.SUCCESS
         )

@@ -1,5 +1,5 @@
 """The explainer's diagrams as server-rendered SVG: no script, no inline style (the CSP forbids
-both); shapes, drawn with `offerings.drawing.svg.Pen`, carry classes styled in
+both); shapes, drawn with `offerings.web.svg.Pen`, carry classes styled in
 static/css/content.css, labels go through gettext and `escape`, and every bar length comes from
 `offerings.content.facts`."""
 
@@ -11,7 +11,7 @@ from django.utils.translation import gettext as _
 
 from offerings.content.facts import stated_figures
 from offerings.content.markup import format_figure
-from offerings.drawing.svg import Pen
+from offerings.web.svg import Pen
 
 PEN = Pen("g")  # coordinates without trailing zeros
 

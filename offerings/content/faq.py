@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from django.utils.safestring import SafeString
 
-from offerings.content.markup import Absolute, render_markup
+from offerings.content.markup import Absolute, Counts, render_markup
 
 NCCL_ENV = "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html"
 NCCL_TROUBLESHOOTING = (
@@ -395,13 +395,15 @@ class RenderedEntry:
 
 def faq_entries(
     language: str,
+    counts: Counts,
     absolute: Absolute | None = None,
     faq: dict[str, tuple[Entry, ...]] | None = None,
 ) -> list[RenderedEntry]:
     """A FAQ (this module's unless `faq` is given) in `language` (English when there is none),
     rendered for the page and JSON-LD.
 
-    `absolute` turns the site's own paths into absolute URLs in the JSON-LD copy.
+    `counts`: the table links' live counts (`table_link_counts()`); `absolute` turns the site's
+    own paths into absolute URLs in the JSON-LD copy.
     """
     faq = FAQ if faq is None else faq
     entries = faq.get(language, faq["en"])
@@ -409,9 +411,9 @@ def faq_entries(
         RenderedEntry(
             slug=entry.slug,
             question=entry.question,
-            paragraphs=tuple(render_markup(paragraph) for paragraph in entry.answer),
+            paragraphs=tuple(render_markup(paragraph, counts) for paragraph in entry.answer),
             answer_for_jsonld="".join(
-                f"<p>{render_markup(paragraph, plain=True, absolute=absolute)}</p>"
+                f"<p>{render_markup(paragraph, counts, plain=True, absolute=absolute)}</p>"
                 for paragraph in entry.answer
             ),
         )

@@ -18,14 +18,14 @@ from django.utils.translation import get_language, gettext
 from django.views.decorators.http import require_safe
 from django.views.decorators.vary import vary_on_headers
 
-from offerings import views as listing_views
-from offerings.caching import versioned
 from offerings.content import interconnect_faq
 from offerings.content.faq import faq_entries, faq_jsonld
-from offerings.content.markup import absolute_url
-from offerings.filters import NVLINK_TECHNOLOGIES
+from offerings.content.markup import table_link_counts
 from offerings.models import InstanceType
 from offerings.schemas import RDMA_FABRICS
+from offerings.table import views as listing_views
+from offerings.table.parameters import NVLINK_TECHNOLOGIES
+from offerings.web.caching import absolute_url, cached_response
 
 PRESET = ("interconnect", "either")
 
@@ -88,10 +88,10 @@ def interconnect_choices() -> list[tuple[str, str]]:
     ]
 
 
-def empty_result_causes(query: QueryDict, form) -> list[dict]:
+def empty_result_causes(query: QueryDict, listing) -> list[dict]:
     """The filter page's "drop this filter" links; dropping `interconnect` leaves this page,
     which would apply its preset again, for the whole table on the filter page."""
-    causes = listing_views.empty_result_causes(query, form)
+    causes = listing_views.empty_result_causes(query, listing)
     for cause in causes:
         if cause["name"] == PRESET[0]:
             cause["url"] = reverse("offerings:instance-list") + cause["url"]
@@ -99,11 +99,11 @@ def empty_result_causes(query: QueryDict, form) -> list[dict]:
 
 
 def listing_context(request: HttpRequest) -> tuple[dict, int] | HttpResponse:
-    """The filter page's context (`offerings.views.listing_context`) for the preset query, with
+    """The filter page's context (`offerings.table.views.listing_context`) for the preset query, with
     this page's badges and quick choices; an export answers at once."""
 
     def badges(rows, listing) -> None:
-        with_interconnect_badges(rows, listing.filterset.chosen_bases())
+        with_interconnect_badges(rows, listing.parameters.bases)
 
     built = listing_views.listing_context(request, causes=empty_result_causes, decorate=badges)
     if isinstance(built, HttpResponse):
@@ -122,7 +122,7 @@ def listing_context(request: HttpRequest) -> tuple[dict, int] | HttpResponse:
 
 @require_safe
 @vary_on_headers("HX-Request")
-@versioned
+@cached_response(listing_views.listing_parameters)
 def nvlink_infiniband(request: HttpRequest) -> HttpResponse:
     """The table preset to `interconnect=either`, the account of both, and the page's FAQ."""
     # Every link the partials build from the query (sort, pages, exports, compare) then names
@@ -136,13 +136,16 @@ def nvlink_infiniband(request: HttpRequest) -> HttpResponse:
         fragment = "content/_nvlink_infiniband_fragment.html"
         return render(request, fragment, context, status=status)
     language = get_language()
+    counts = table_link_counts()
     entries = faq_entries(
         language,
+        counts,
         absolute=lambda path: absolute_url(request, path),
         faq=interconnect_faq.FAQ,
     )
     context |= {
         "faq_entries": entries,
+        "table_link_counts": counts,
         "jsonld": faq_jsonld(entries, language),
         "explainer_url": reverse("offerings:learn"),
     }

@@ -2,8 +2,8 @@
 
 - `TABLE_LINKS`: every pre-filtered view of the table a sentence may point at, by slug, in the
   filter page's public query parameters (the README's public interface section).
-  `table_link_counts()` counts the matching instance types (one `COUNT` per link, cached for a
-  few minutes, the same for both languages).
+  `table_link_counts()` counts the matching instance types of every link in one query; a page
+  reads them once and hands them to what renders its links.
 - Figures come from `offerings.content.facts` and are rendered with their source as the link.
 - `render_markup()` turns the FAQ's plain text into HTML: `[text](https://...)` is a source link,
   `[text](table:slug)` a table link with its live count, `{name}` a figure, `` `x` `` code.
@@ -15,8 +15,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from django.conf import settings
-from django.core.cache import cache
+from django.db.models import Count
 from django.http import QueryDict
 from django.urls import reverse
 from django.utils.formats import number_format
@@ -25,8 +24,8 @@ from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import gettext
 
 from offerings.content.facts import Figure, stated_figures
-from offerings.filters import parse_listing_query
-from offerings.models import Fabric
+from offerings.models import Fabric, InstanceType
+from offerings.table.parameters import match_condition, parse_listing_query
 
 Absolute = Callable[[str], str]
 RDMA_QUERY = "&".join(f"fabric={technology}" for technology in Fabric.RDMA_TECHNOLOGIES)
@@ -71,8 +70,7 @@ TABLE_LINKS: dict[str, TableLink] = {
     )
 }
 
-COUNTS_CACHE_KEY = "content:table-link-counts:v2"  # v2: four more links
-COUNTS_TIMEOUT_SECONDS = 300
+Counts = dict[str, int | None]
 
 
 def count_matches(query: str) -> int | None:
@@ -83,13 +81,15 @@ def count_matches(query: str) -> int | None:
     return listing.filterset.qs.count()
 
 
-def table_link_counts() -> dict[str, int | None]:
-    """The live count behind every table link, cached so a content page costs one cache read."""
-    counts = cache.get(COUNTS_CACHE_KEY)
-    if counts is None:
-        counts = {slug: count_matches(link.query) for slug, link in TABLE_LINKS.items()}
-        cache.set(COUNTS_CACHE_KEY, counts, COUNTS_TIMEOUT_SECONDS)
-    return counts
+def table_link_counts() -> Counts:
+    """The live count behind every table link, in one query (None for an invalid link)."""
+    aggregates = {}
+    for slug, link in TABLE_LINKS.items():
+        listing = parse_listing_query(QueryDict(link.query))
+        if listing.is_valid:
+            aggregates[slug] = Count("pk", filter=match_condition(listing.parameters))
+    counts = InstanceType.objects.visible().aggregate(**aggregates) if aggregates else {}
+    return {slug: counts.get(slug) for slug in TABLE_LINKS}
 
 
 def table_url(slug: str) -> str:
@@ -104,10 +104,10 @@ def count_label(count: int | None) -> str:
 
 
 def table_link_html(
-    slug: str, text: str, *, plain: bool = False, absolute: Absolute | None = None
+    slug: str, text: str, counts: Counts, *, plain: bool = False, absolute: Absolute | None = None
 ) -> SafeString:
-    """`text` (already HTML) linked to the pre-filtered table, followed by the live count."""
-    label = count_label(table_link_counts().get(slug))
+    """`text` (already HTML) linked to the pre-filtered table, followed by its live count."""
+    label = count_label(counts.get(slug))
     # A full-width parenthesis (Chinese) carries its own spacing.
     space = "" if label.startswith("\N{FULLWIDTH LEFT PARENTHESIS}") else " "
     if plain:
@@ -120,13 +120,6 @@ def table_link_html(
         space,
         label,
     )
-
-
-def absolute_url(request, path: str) -> str:
-    """`path` on SITE_URL when it is set, else on the host of the request."""
-    if settings.SITE_URL:
-        return settings.SITE_URL.rstrip("/") + path
-    return request.build_absolute_uri(path)
 
 
 def format_figure(figure: Figure) -> str:
@@ -151,7 +144,7 @@ MARKUP = re.compile(
 
 
 def render_markup(
-    text: str, *, plain: bool = False, absolute: Absolute | None = None
+    text: str, counts: Counts, *, plain: bool = False, absolute: Absolute | None = None
 ) -> SafeString:
     """One paragraph of FAQ markup as HTML.
 
@@ -178,7 +171,7 @@ def render_markup(
         elif match["target"].startswith("table:"):
             slug = match["target"].removeprefix("table:")
             parts.append(
-                table_link_html(slug, escape(match["text"]), plain=plain, absolute=absolute)
+                table_link_html(slug, escape(match["text"]), counts, plain=plain, absolute=absolute)
             )
         elif match["target"].startswith("https://"):
             parts.append(

@@ -25,8 +25,9 @@ from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import gettext_lazy as _
 
 from offerings.content.facts import stated_figures
-from offerings.content.markup import absolute_url, figure_html, format_figure, table_link_html
+from offerings.content.markup import figure_html, format_figure, table_link_html
 from offerings.models import OfferOrigin
+from offerings.web.caching import absolute_url
 
 register = template.Library()
 
@@ -61,9 +62,10 @@ def capture(parser: Parser, token: Token) -> CaptureNode:
     return CaptureNode(nodelist, bits[2])
 
 
-@register.simple_block_tag
-def tablelink(content: str, slug: str) -> SafeString:
-    return table_link_html(slug, content)
+@register.simple_block_tag(takes_context=True)
+def tablelink(context, content: str, slug: str) -> SafeString:
+    """Its content linked to the table link `slug`, with the count the page's view read."""
+    return table_link_html(slug, content, context["table_link_counts"])
 
 
 @register.simple_tag

@@ -27,10 +27,10 @@ from offerings import coverage
 from offerings.content import diagrams as content_diagrams
 from offerings.content import facts, faq
 from offerings.content.faq import faq_entries, faq_jsonld
-from offerings.content.markup import absolute_url, figure_html
+from offerings.content.markup import figure_html, table_link_counts
 from offerings.models import ExchangeRate, GpuModel, InstanceType, Provider, RunStatus, ScrapeRun
+from offerings.web.caching import absolute_url, cached_response
 
-CONTENT_MAX_AGE = 300  # seconds; the live counts on these pages are cached as long
 CONTENT_REVIEWED = date(2026, 11, 30)  # the day the explainer and FAQ were last checked
 
 
@@ -115,7 +115,7 @@ def learn_sources() -> list[SafeString]:
 
 
 @require_safe
-@cache_control(public=True, max_age=CONTENT_MAX_AGE)
+@cached_response()
 def learn(request: HttpRequest) -> HttpResponse:
     """`/learn/nvlink-vs-infiniband/`: the explainer."""
     context = {
@@ -127,16 +127,18 @@ def learn(request: HttpRequest) -> HttpResponse:
         "infiniband_rates": infiniband_rates(),
         "sources": learn_sources(),
         "reviewed": CONTENT_REVIEWED,
+        "table_link_counts": table_link_counts(),
     }
     return render(request, content_template("learn"), context)
 
 
 @require_safe
-@cache_control(public=True, max_age=CONTENT_MAX_AGE)
+@cached_response()
 def faq(request: HttpRequest) -> HttpResponse:
     """`/faq/`: questions and answers, with the same text as schema.org FAQPage JSON-LD."""
     language = get_language()
-    entries = faq_entries(language, absolute=lambda path: absolute_url(request, path))
+    counts = table_link_counts()
+    entries = faq_entries(language, counts, absolute=lambda path: absolute_url(request, path))
     context = {
         "entries": entries,
         "jsonld": faq_jsonld(entries, language),
@@ -146,7 +148,7 @@ def faq(request: HttpRequest) -> HttpResponse:
 
 
 @require_safe
-@cache_control(public=True, max_age=CONTENT_MAX_AGE)
+@cached_response()
 def about_data(request: HttpRequest) -> HttpResponse:
     """`/about/data/`: where the data comes from, how fresh it is, and the reference rates."""
     visible = Q(instance_types__is_active=True, instance_types__is_hidden=False)

@@ -607,3 +607,18 @@ def estimate(
             results.append(choose_inference_row(rows))
     results.sort(key=lambda row: rank_key(row, inference=not job.is_training))
     return Estimate(results=tuple(results), assumptions=assumptions(job, constants))
+
+
+#: Every float the estimator hands out (API and page) is rounded to this many digits, once.
+SIGNIFICANT_DIGITS = 6
+
+
+def rounded(value: Any) -> Any:
+    """Round every float to SIGNIFICANT_DIGITS; a non-finite one becomes None (valid JSON)."""
+    if isinstance(value, float):
+        return float(f"{value:.{SIGNIFICANT_DIGITS}g}") if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {key: rounded(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [rounded(item) for item in value]
+    return value

@@ -1,4 +1,4 @@
-"""`/api/estimate` in the OpenAPI document (offerings/openapi.py assembles the whole)."""
+"""`/api/estimate` in the OpenAPI document (offerings/table/openapi.py assembles the whole)."""
 
 from __future__ import annotations
 
@@ -41,7 +41,7 @@ def _query(name: str, schema: dict, description: str, required: bool = False) ->
 def estimate_parameters(listing: list[dict]) -> list[dict]:
     """The filters (restricting the instances), `page` and `page_size`, `ids` and the job.
 
-    `listing` is the listing's parameters, as `offerings/openapi.py` builds them from the
+    `listing` is the listing's parameters, as `offerings/table/openapi.py` builds them from the
     FilterSet.
     """
     filters = [p for p in listing if p["name"] not in LISTING_OPTIONS]

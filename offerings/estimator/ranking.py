@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import bisect
 import heapq
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from decimal import Decimal
 from typing import Any, NamedTuple
@@ -42,8 +42,9 @@ from offerings.estimator.estimation import (
     training_costs,
     training_figures,
 )
-from offerings.models import Offer
+from offerings.models import InstanceType, Offer
 from offerings.money import RateTable
+from offerings.table.rows import detail_path
 
 # The columns a ranking reads of each matching type (its chosen offer comes in one more query).
 SPEC_FIELDS = (
@@ -333,3 +334,42 @@ def first_results(
             bisect.insort(best, result)
             del best[count:]
     return best if len(best) == count else None
+
+
+def instance_spec(
+    row: InstanceType, rates: RateTable, absolute: Callable[[str], str]
+) -> InstanceSpec:
+    """One listing row (with `row_offer` attached) as the estimator's plain data: the same
+    conversions as the ranking's values (`offerings.estimator.ranking`)."""
+    link = getattr(row, "gpu_link", None)
+    fabric = getattr(row, "fabric", None)
+    offer = row.row_offer
+    return InstanceSpec(
+        id=row.pk,
+        name=row.name,
+        gpu_count=row.gpu_count,
+        gpu_memory_gib=as_float(row.gpu.memory_gib),
+        bf16_dense_tflops=as_float(row.gpu.bf16_dense_tflops),
+        pcie_generation=row.gpu.pcie_generation,
+        link=link_spec(
+            link.technology,
+            link.topology,
+            link.generation,
+            link.domain_size,
+            link.bandwidth_gbytes_per_s,
+        )
+        if link is not None
+        else GpuLinkSpec(),
+        fabric=fabric_spec(
+            fabric.technology, fabric.bandwidth_gbits_per_s, fabric.multi_node, fabric.max_nodes
+        )
+        if fabric is not None
+        else FabricSpec(),
+        price_per_hour_usd=usd_per_hour(
+            offer.price_per_hour, offer.currency, offer.exchange_rate_date, rates
+        )
+        if offer is not None
+        else None,
+        provider=row.provider.slug,
+        url=absolute(detail_path(row)),
+    )

@@ -12,8 +12,6 @@ offerings.estimator.page and offerings.estimator.chart.
 
 from __future__ import annotations
 
-import math
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,7 +20,7 @@ from django.core.paginator import Page
 from django.http import HttpRequest, HttpResponse, JsonResponse, QueryDict
 from django.shortcuts import render
 from django.urls import reverse
-from django.utils.translation import gettext, gettext_noop
+from django.utils.translation import gettext
 from django.views.decorators.http import require_safe
 
 from offerings.estimator.chart import CHART_INSTANCES, efficiency_chart
@@ -31,14 +29,12 @@ from offerings.estimator.core import (
     JOB_KEYS,
     MODES,
     UNCALIBRATED_KINDS,
-    FabricSpec,
-    GpuLinkSpec,
     InstanceSpec,
     Job,
     parse_job,
 )
+from offerings.estimator.estimation import SIGNIFICANT_DIGITS, estimate, rounded, tier
 from offerings.estimator.estimation import assumptions as estimator_assumptions
-from offerings.estimator.estimation import estimate, tier
 from offerings.estimator.page import (
     BAR_WIDTH,
     EXAMPLES,
@@ -54,32 +50,31 @@ from offerings.estimator.page import (
     node_choices,
     result_segments,
     tier_sentence,
+    translate_job_message,
 )
 from offerings.estimator.phrases import Phrase
 from offerings.estimator.ranking import (
-    as_float,
-    fabric_spec,
     first_results,
+    instance_spec,
     lean_rows,
-    link_spec,
     ranked_results,
-    usd_per_hour,
 )
-from offerings.filters import (
+from offerings.models import InstanceType
+from offerings.money import RateTable
+from offerings.table.parameters import (
     ListingQuery,
     invalid_parameters,
+    known_parameters,
     parse_instance_ids,
     parse_listing_query,
 )
-from offerings.listing import attach_row_offers, detail_path
-from offerings.models import InstanceType
-from offerings.money import RateTable
+from offerings.table.rows import attach_row_offers
+from offerings.web.caching import absolute_url, cached_response
 
 #: Listing options that mean nothing here (the ranking is fixed, money is USD): ignored. `page`
 #: and `page_size` are read as `/api/instances` reads them.
 IGNORED_OPTIONS = frozenset({"format", "currency", "sort"})
 ESTIMATE_PARAMETERS = frozenset({"ids", *JOB_KEYS}) | IGNORED_OPTIONS
-SIGNIFICANT_DIGITS = 6
 IDS_MAX = 100
 #: parse_job accepts any mfu > 0; below this the compute time overflows a float.
 MFU_MIN = 0.001
@@ -116,43 +111,6 @@ def resolve_ids(values: list[str]) -> tuple[set[int] | None, list[str]]:
     return (None, errors) if errors else ({row.pk for row in rows}, [])
 
 
-# parse_job (no Django) writes English messages; each pattern here gives the same sentence
-# through gettext, so a Chinese page shows Chinese while English (and the API) stays identical.
-JOB_MESSAGES = [
-    (re.compile(r"Give this parameter once\.$"), gettext_noop("Give this parameter once.")),
-    (re.compile(r"This field is required\.$"), gettext_noop("This field is required.")),
-    (re.compile(r"Enter a number\.$"), gettext_noop("Enter a number.")),
-    (re.compile(r"Enter a whole number\.$"), gettext_noop("Enter a whole number.")),
-    (re.compile(r"Must be at least (?P<n>\S+)\.$"), gettext_noop("Must be at least %(n)s.")),
-    (
-        re.compile(r"Must be greater than (?P<n>\S+)\.$"),
-        gettext_noop("Must be greater than %(n)s."),
-    ),
-    (re.compile(r"Must be at most (?P<n>\S+)\.$"), gettext_noop("Must be at most %(n)s.")),
-    (re.compile(r"Choose one of: (?P<n>.+)\.$"), gettext_noop("Choose one of: %(n)s.")),
-    (
-        re.compile(r"(?P<n>'.*') is not a whole number\.$"),
-        gettext_noop("%(n)s is not a whole number."),
-    ),
-    (
-        re.compile(r"(?P<n>\d+) is out of range: each must be 1 to (?P<m>\d+)\.$"),
-        gettext_noop("%(n)s is out of range: each must be 1 to %(m)s."),
-    ),
-    (
-        re.compile(r"Give at most (?P<n>\d+) node counts\.$"),
-        gettext_noop("Give at most %(n)s node counts."),
-    ),
-]
-
-
-def translate_job_message(message: str) -> str:
-    """The estimator core's English message in the active language (unchanged in English)."""
-    for pattern, msgid in JOB_MESSAGES:
-        if match := pattern.match(message):
-            return gettext(msgid) % match.groupdict()
-    return message
-
-
 def parse_estimate_query(query: QueryDict) -> EstimateQuery:
     """Validate filters, `ids` and the job together, so one answer names every bad parameter."""
     errors: dict[str, list[str]] = {}
@@ -180,56 +138,6 @@ def parse_estimate_query(query: QueryDict) -> EstimateQuery:
 # --------------------------------------------------------------------------------------------
 # Catalog rows -> InstanceSpec, and the estimate
 # --------------------------------------------------------------------------------------------
-
-
-def instance_spec(
-    row: InstanceType, rates: RateTable, absolute: Callable[[str], str]
-) -> InstanceSpec:
-    """One listing row (with `row_offer` attached) as the estimator's plain data: the same
-    conversions as the ranking's values (`offerings.estimator.ranking`)."""
-    link = getattr(row, "gpu_link", None)
-    fabric = getattr(row, "fabric", None)
-    offer = row.row_offer
-    return InstanceSpec(
-        id=row.pk,
-        name=row.name,
-        gpu_count=row.gpu_count,
-        gpu_memory_gib=as_float(row.gpu.memory_gib),
-        bf16_dense_tflops=as_float(row.gpu.bf16_dense_tflops),
-        pcie_generation=row.gpu.pcie_generation,
-        link=link_spec(
-            link.technology,
-            link.topology,
-            link.generation,
-            link.domain_size,
-            link.bandwidth_gbytes_per_s,
-        )
-        if link is not None
-        else GpuLinkSpec(),
-        fabric=fabric_spec(
-            fabric.technology, fabric.bandwidth_gbits_per_s, fabric.multi_node, fabric.max_nodes
-        )
-        if fabric is not None
-        else FabricSpec(),
-        price_per_hour_usd=usd_per_hour(
-            offer.price_per_hour, offer.currency, offer.exchange_rate_date, rates
-        )
-        if offer is not None
-        else None,
-        provider=row.provider.slug,
-        url=absolute(detail_path(row)),
-    )
-
-
-def rounded(value: Any) -> Any:
-    """Round every float to SIGNIFICANT_DIGITS; a non-finite one becomes None (valid JSON)."""
-    if isinstance(value, float):
-        return float(f"{value:.{SIGNIFICANT_DIGITS}g}") if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {key: rounded(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [rounded(item) for item in value]
-    return value
 
 
 @dataclass
@@ -333,20 +241,30 @@ def run_estimate(
 # --------------------------------------------------------------------------------------------
 
 
+def estimate_parameters() -> set[str]:
+    """What the estimator reads: the filters, the listing options and the job."""
+    return known_parameters() | ESTIMATE_PARAMETERS
+
+
+def absolute(request: HttpRequest) -> Callable[[str], str]:
+    return lambda path: absolute_url(request, path)
+
+
 @require_safe
+@cached_response(estimate_parameters)
 def api_estimate(request: HttpRequest) -> JsonResponse:
     """`GET /api/estimate`: one page of the ranked estimates, and every assumption used."""
     query = parse_estimate_query(request.GET)
     if not query.is_valid:
         return invalid_parameters(query.errors)
-    run = run_estimate(query, request.build_absolute_uri)
+    run = run_estimate(query, absolute(request))
     if run is None:
         return invalid_parameters(query.errors)
     next_url = None
     if run.page.has_next():
         following = request.GET.copy()
         following["page"] = run.page.next_page_number()
-        next_url = request.build_absolute_uri(f"{request.path}?{following.urlencode()}")
+        next_url = absolute_url(request, f"{request.path}?{following.urlencode()}")
     body = {
         "count": run.page.paginator.count,
         "next": next_url,
@@ -444,6 +362,7 @@ def page_context(
 
 
 @require_safe
+@cached_response(estimate_parameters)
 def estimate_page(request: HttpRequest) -> HttpResponse:
     """The estimator: the job form, the ranked table, the chart, formulas and calibration."""
     query = parse_estimate_query(request.GET)
@@ -451,7 +370,7 @@ def estimate_page(request: HttpRequest) -> HttpResponse:
         # The empty form (with worked examples); only filter errors, such as ORM-shaped
         # names, count, since no job was asked for.
         query.errors = {k: v for k, v in query.errors.items() if k not in JOB_KEYS}
-    run = run_estimate(query, request.build_absolute_uri, for_page=True) if query.is_valid else None
+    run = run_estimate(query, absolute(request), for_page=True) if query.is_valid else None
     status = 400 if query.errors else 200
     return render(
         request, "estimator/estimate.html", page_context(request, query, run), status=status

@@ -129,7 +129,7 @@ class Shape:
     estimate: dict | None = None
     job_reason: str | None = None
     job_figure: float | None = None
-    # The ways the type can be bought (offerings.pricing.purchase), for the page.
+    # The ways the type can be bought (offerings.purchase), for the page.
     modes: list = field(default_factory=list)
 
     @property

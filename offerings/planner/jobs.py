@@ -13,10 +13,10 @@ from collections.abc import Iterable
 from django.http import QueryDict
 
 from offerings.estimator import core as estimator
-from offerings.estimator.estimation import estimate_inference, estimate_training
-from offerings.estimator.page import PAGE_LANGUAGE
+from offerings.estimator.estimation import estimate_inference, estimate_training, rounded
+from offerings.estimator.page import PAGE_LANGUAGE, translate_job_message
 from offerings.estimator.phrases import gettext_noop
-from offerings.estimator.views import instance_spec, rounded, translate_job_message
+from offerings.estimator.ranking import instance_spec
 from offerings.money import RateTable
 from offerings.planner.core import Shape
 

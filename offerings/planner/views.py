@@ -14,13 +14,21 @@ from django.views.decorators.http import require_safe
 from offerings.estimator import core as estimator
 from offerings.estimator.estimation import assumptions as estimator_assumptions
 from offerings.estimator.page import MODE_LABELS
-from offerings.filters import ListingQuery, invalid_parameters, parse_listing_query
-from offerings.listing import detail_path, money
 from offerings.models import InstanceType, Offer, ProviderReadiness, listing_prefetches
 from offerings.money import RateTable
 from offerings.planner import core
 from offerings.planner.jobs import JOB_PARAMETERS, Job, estimate_shapes, parse_job
-from offerings.pricing.purchase import purchase_modes_of
+from offerings.purchase import purchase_modes_of
+from offerings.table.parameters import (
+    ListingQuery,
+    invalid_parameters,
+    known_parameters,
+    match_condition,
+    offer_condition,
+    parse_listing_query,
+)
+from offerings.table.rows import detail_path, money
+from offerings.web.caching import absolute_url, cached_response
 
 PLAN_PARAMETERS = frozenset({"gpus", "max_price_per_hour"})
 
@@ -80,14 +88,14 @@ def parse_plan_query(query: QueryDict, *, required: bool = True, page: bool = Fa
 def plan(query: PlanQuery) -> list[core.Shape]:
     """Every shape for the request, ranked: the matching rows, then each row's cheapest current
     offer per (price kind, term) in one DISTINCT ON query."""
-    filterset = query.listing.filterset
-    matching = filterset.filter_rows(InstanceType.objects.for_table())
+    parameters = query.listing.parameters
+    matching = InstanceType.objects.for_table().filter(match_condition(parameters))
     if query.job is None:  # the ranking reads a few fields; the page's rows load in full later
         rows = [core.PlanRow.of(row) for row in matching.values_list(*core.PlanRow.FIELDS)]
         rows.sort(key=lambda row: row.pk)
     else:  # the job's estimate reads each type's GPU, link and fabric
         rows = list(matching.order_by("pk"))
-    conditions = filterset.price_conditions()
+    conditions = offer_condition(parameters)
     offers: dict[int, list[core.PlanOffer]] = {}
     cheapest = (
         Offer.objects.current()
@@ -184,7 +192,13 @@ def assumptions(query: PlanQuery) -> dict:
     }
 
 
+def plan_parameters() -> set[str]:
+    """What the planner reads: the filters, the listing options, the shape and the job."""
+    return known_parameters() | PLAN_PARAMETERS | JOB_PARAMETERS
+
+
 @require_safe
+@cached_response(plan_parameters)
 def api_plan(request: HttpRequest) -> JsonResponse:
     """`GET /api/plan`: one page of the ranked shapes."""
     query = parse_plan_query(request.GET)
@@ -197,21 +211,27 @@ def api_plan(request: HttpRequest) -> JsonResponse:
     if page.has_next():
         following = request.GET.copy()
         following["page"] = page.next_page_number()
-        next_url = request.build_absolute_uri(f"{request.path}?{following.urlencode()}")
+        next_url = absolute_url(request, f"{request.path}?{following.urlencode()}")
     with_page_rows(page.object_list)
     body = {
         "count": page.paginator.count,
         "next": next_url,
-        "results": [serialize_shape(shape, request.build_absolute_uri) for shape in page],
+        "results": [
+            serialize_shape(shape, lambda path: absolute_url(request, path)) for shape in page
+        ],
         "assumptions": assumptions(query),
     }
     return JsonResponse(body, json_dumps_params={"ensure_ascii": False, "allow_nan": False})
 
 
 @require_safe
+@cached_response(plan_parameters)
 def plan_page(request: HttpRequest) -> HttpResponse:
-    """`/plan/`: the form and its shapes, in the page's language."""
-    query = parse_plan_query(request.GET, required=bool(request.GET), page=True)
+    """`/plan/`: the form and its shapes, in the page's language. A bad parameter answers 400
+    with the page and its message at the field, as `/` and `/estimate/` do. Only a name the page
+    reads asks for a plan: a link with nothing but ignored names (`utm_*`) is the empty form."""
+    asked = bool(request.GET)  # the response cache left only the names the page reads
+    query = parse_plan_query(request.GET, required=asked, page=True)
     page = None
     if query.asked and query.is_valid and query.gpus is not None:
         page = query.listing.page_of(plan(query), query.errors)
@@ -224,4 +244,4 @@ def plan_page(request: HttpRequest) -> HttpResponse:
         "feasible": sum(1 for shape in page.paginator.object_list if shape.feasible) if page else 0,
         "modes": [(value, MODE_LABELS[value]) for value in estimator.MODES],
     }
-    return render(request, "planner/plan.html", context)
+    return render(request, "planner/plan.html", context, status=400 if query.errors else 200)

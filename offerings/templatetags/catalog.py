@@ -4,15 +4,14 @@ import json
 from decimal import ROUND_HALF_EVEN, Decimal
 
 from django import template
-from django.forms import BaseForm
-from django.utils import timezone
 from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 
-from offerings import platform, relative_time
-from offerings.caching import KeptRow, listing_row_key, rendered_parts
+from offerings import platform
+from offerings.web import relative_time
+from offerings.web.caching import versioned_value
 
 register = template.Library()
 
@@ -81,7 +80,7 @@ def yes_no_unknown(value: bool | None) -> str:
 
 @register.filter
 def age(value):
-    """How long ago `value` was, in the active language (offerings.relative_time)."""
+    """How long ago `value` was, in the active language (offerings.web.relative_time)."""
     return relative_time.age(value) if value else ""
 
 
@@ -223,18 +222,9 @@ def fabric_badge(fabric, link=None) -> SafeString:
     return mark_safe(html)
 
 
-# Choice lists read from the database, kept per (field, language) for one data version at a time:
-# every request for the same version shows the same regions, GPUs and providers. Each choice is
-# kept as its value and its <option> already escaped, split where " selected" goes.
-_CHOICES: dict[tuple, list[tuple[str, str, str]]] = {}
-
-
-def model_choices(field, version: int | None) -> list[tuple[str, str, str]]:
+def model_choices(field) -> list[tuple[str, str, str]]:
     """A field's non-empty choices as (value, '<option value="…"', '>label</option>')."""
-    key = (field.name, get_language(), version)
-    if version is not None and key in _CHOICES:
-        return _CHOICES[key]
-    choices = [
+    return [
         (
             str(value),
             format_html('<option value="{}"', str(value)),
@@ -243,25 +233,21 @@ def model_choices(field, version: int | None) -> list[tuple[str, str, str]]:
         for value, label in field.field.choices
         if str(value)
     ]
-    if version is not None:
-        if any(cached[2] != version for cached in _CHOICES):
-            _CHOICES.clear()
-        _CHOICES[key] = choices
-    return choices
+
+
+def kept_choices(context, field, build) -> list[tuple[str, str, str]]:
+    """A field's choices from the catalog's data, read once per data version and language."""
+    request = context.get("request")
+    name = f"choices:{build.__name__}:{field.name}:{get_language()}"
+    return versioned_value(request, name, lambda: build(field)) if request else build(field)
 
 
 @register.simple_tag(takes_context=True)
 def select_options(context, field) -> SafeString:
     """The <option>s of a multiple-choice field with the chosen ones selected (the region list
-    alone has hundreds; a template loop over them costs more than the table, and escaping them
-    afresh on every request costs as much as a quarter of the rows)."""
-    request = context.get("request")
-    version = getattr(request, "catalog_version", None)
-    chosen = {str(value) for value in (field.value() or [])}
-    choices = model_choices(field, version)
-    if field.name == "region":
-        # A bare region code chooses every provider's region of that code (`provider:code`).
-        chosen |= {value for value, _s, _e in choices if value.partition(":")[2] in chosen}
+    alone has hundreds: one join here instead of a template loop over them)."""
+    choices = kept_choices(context, field, model_choices)
+    chosen = chosen_values(field, [value for value, _s, _e in choices])
     return mark_safe(
         "".join(
             f"{start} selected{end}" if value in chosen else start + end
@@ -270,12 +256,9 @@ def select_options(context, field) -> SafeString:
     )
 
 
-def checkbox_choices(field, version: int | None) -> list[tuple[str, str, str]]:
+def checkbox_choices(field) -> list[tuple[str, str, str]]:
     """A field's choices as checkboxes: (value, '<label><input … value="…"', '> label</label>')."""
-    key = (f"{field.name}:checkbox", get_language(), version)
-    if version is not None and key in _CHOICES:
-        return _CHOICES[key]
-    choices = [
+    return [
         (
             str(value),
             format_html(
@@ -286,11 +269,6 @@ def checkbox_choices(field, version: int | None) -> list[tuple[str, str, str]]:
         for value, label in field.field.choices
         if str(value)
     ]
-    if version is not None:
-        if any(cached[2] != version for cached in _CHOICES):
-            _CHOICES.clear()
-        _CHOICES[key] = choices
-    return choices
 
 
 def chosen_values(field, values) -> set[str]:
@@ -304,86 +282,9 @@ def chosen_values(field, values) -> set[str]:
 @register.simple_tag(takes_context=True)
 def checkbox_options(context, field) -> SafeString:
     """A multiple-choice field as a list of checkboxes, the chosen ones first and ticked (a list
-    one can tick without knowing Ctrl-click; cached like `select_options`)."""
-    request = context.get("request")
-    choices = checkbox_choices(field, getattr(request, "catalog_version", None))
+    one can tick without knowing Ctrl-click)."""
+    choices = kept_choices(context, field, checkbox_choices)
     chosen = chosen_values(field, [value for value, _s, _e in choices])
     ticked = [f"{start} checked{end}" for value, start, end in choices if value in chosen]
     rest = [start + end for value, start, end in choices if value not in chosen]
     return mark_safe("".join(ticked + rest))
-
-
-@register.simple_tag(takes_context=True)
-def listing_row(context, row) -> SafeString:
-    """One row of the filter table (offerings/_listing_row.html), kept per data version.
-
-    The key (`listing_row_key`) holds everything the row's markup reads beyond the row's own
-    data: the language, the display currency, the offer the filters chose and whether it is
-    stale, the compare tick, the page's badges, and the minute its relative age is computed in.
-    A row the view already found kept (`KeptRow`) is its markup.
-    """
-    if isinstance(row, KeptRow):
-        return mark_safe(row.html)
-    request = context.get("request")
-    offer = getattr(row, "row_offer", None)
-    now = timezone.now()
-    key = listing_row_key(
-        row.pk,
-        offer.pk if offer else None,
-        offer.is_stale(now) if offer else None,
-        language=get_language(),
-        currency=context.get("currency"),
-        checked=row.pk in (context.get("compare_ids") or ()),
-        badges=bool(context.get("interconnect_badges")) and getattr(row, "interconnects", None),
-        minute=int(now.timestamp() // 60),
-    )
-
-    def render() -> str:
-        template = context.template.engine.get_template("offerings/_listing_row.html")
-        with context.push(row=row):
-            return template.render(context)
-
-    return mark_safe(rendered_parts.get(getattr(request, "catalog_version", None), key, render))
-
-
-def _key_part(value) -> object:
-    """What a kept block's output depends on, as a hashable value: a form by the values its own
-    fields were given and its errors (not by parameters it ignores), anything else by its repr."""
-    if isinstance(value, BaseForm):
-        data = value.data
-        values = tuple(
-            (name, tuple(data.getlist(name)) if hasattr(data, "getlist") else data.get(name))
-            for name in value.fields
-        )
-        errors = tuple((name, tuple(map(str, errs))) for name, errs in value.errors.items())
-        return ("form", values, errors)
-    return repr(value)
-
-
-class KeptNode(template.Node):
-    def __init__(self, name: str, parts: list, nodelist) -> None:
-        self.name, self.parts, self.nodelist = name, parts, nodelist
-
-    def render(self, context) -> str:
-        request = context.get("request")
-        key = (
-            "kept",
-            self.name,
-            get_language(),
-            *(_key_part(part.resolve(context)) for part in self.parts),
-        )
-        version = getattr(request, "catalog_version", None)
-        return rendered_parts.get(version, key, lambda: self.nodelist.render(context))
-
-
-@register.tag
-def keep(parser, token):
-    """`{% keep "name" a b ... %}…{% endkeep %}`: the block rendered once per data version,
-    language and values of a, b, ... (everything the block reads must be among them), then
-    kept in this process (offerings.caching.RenderedParts)."""
-    bits = token.split_contents()
-    if len(bits) < 2:
-        raise template.TemplateSyntaxError("keep needs a name and what the block reads")
-    nodelist = parser.parse(("endkeep",))
-    parser.delete_first_token()
-    return KeptNode(bits[1].strip("\"'"), [parser.compile_filter(b) for b in bits[2:]], nodelist)

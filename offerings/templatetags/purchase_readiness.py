@@ -6,8 +6,8 @@ from django.utils.safestring import SafeString
 from django.utils.translation import gettext as _
 
 from offerings.models import InstanceType, Provider, ProviderReadiness
-from offerings.pricing.purchase import has_on_demand_price, purchase_modes_of
-from offerings.readiness import readiness_facts
+from offerings.pages.readiness import readiness_facts
+from offerings.purchase import has_on_demand_price, purchase_modes_of
 
 register = template.Library()
 

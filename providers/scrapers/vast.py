@@ -22,7 +22,7 @@ import httpx
 from pydantic import ValidationError
 
 from offerings.schemas import RejectedRow, ScrapeBatch, ScrapedOffer, instance_slug
-from offerings.services import MAX_GPU_HOUR_USD, MIN_GPU_HOUR_USD
+from offerings.writer import MAX_GPU_HOUR_USD, MIN_GPU_HOUR_USD
 from providers.base import (
     JsonNumber,
     ProviderModel,

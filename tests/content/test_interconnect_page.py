@@ -17,8 +17,8 @@ from django.utils import translation
 
 from offerings.content import interconnect_faq
 from offerings.content.markup import TABLE_LINKS, count_matches, table_url
-from offerings.filters import parse_listing_query
-from offerings.presets import PRESETS
+from offerings.table.parameters import parse_listing_query
+from offerings.table.presets import PRESETS
 from tests.content.test_content import (
     FIGURE,
     LANGUAGES,

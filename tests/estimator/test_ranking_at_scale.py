@@ -12,11 +12,17 @@ from django.test import RequestFactory
 
 from offerings.estimator import ranking
 from offerings.estimator.core import FabricSpec, GpuLinkSpec, InstanceSpec, Job
-from offerings.estimator.estimation import estimate, rank_key
-from offerings.estimator.ranking import first_results, hardware, lean_rows, ranked_results
-from offerings.estimator.views import instance_spec, parse_estimate_query, rounded
-from offerings.listing import attach_row_offers
+from offerings.estimator.estimation import estimate, rank_key, rounded
+from offerings.estimator.ranking import (
+    first_results,
+    hardware,
+    instance_spec,
+    lean_rows,
+    ranked_results,
+)
+from offerings.estimator.views import parse_estimate_query
 from offerings.money import RateTable
+from offerings.table.rows import attach_row_offers
 
 QUERIES = [
     "params_b=70&mode=train-fsdp&nodes=1&nodes=2&nodes=4&nodes=8",

@@ -9,7 +9,7 @@ import pytest
 from django.conf import settings
 from django.core.management import call_command
 
-from offerings import services
+from offerings import writer
 from offerings.management.commands.load_catalog import read_fixture
 from offerings.schemas import ExchangeRateCatalog, GpuCatalog, ProviderCatalog
 from providers.http import make_client
@@ -63,7 +63,7 @@ SCRAPED_PROVIDERS = (
 def load_scraped_providers() -> None:
     """The curated catalog of the providers with scrapers, as `load_catalog` loads it."""
     fixtures = Path(settings.BASE_DIR) / "fixtures"
-    services.load_catalog(
+    writer.load_catalog(
         read_fixture(fixtures / "gpus.toml", GpuCatalog).gpus,
         read_fixture(fixtures / "exchange_rates.toml", ExchangeRateCatalog).rates,
         [

@@ -11,7 +11,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from offerings import services
+from offerings import writer
 from offerings.models import ExchangeRate, Offer
 from providers.base import ScrapeError
 from providers.ecb import ECB_URL, parse_ecb_xml, refresh_reference_rates, usd_per_unit
@@ -97,7 +97,7 @@ def eur_offer(catalog) -> Offer:
     ExchangeRate.objects.filter(rate_date=DAY).delete()
     offer = Offer.objects.get(instance__slug="bm-gpu4-8", region__code="eu-amsterdam-1")
     Offer.objects.filter(pk=offer.pk).update(currency="EUR", price_per_hour=Decimal("20"))
-    services.reprice_in_usd()
+    writer.reprice_in_usd()
     offer.refresh_from_db()
     # 20 EUR x 1.0705 / 8 GPUs = 2.67625 USD per GPU-hour
     assert (offer.price_per_gpu_hour_usd, offer.exchange_rate_date) == (

@@ -11,7 +11,7 @@ from decimal import Decimal
 import httpx
 import pytest
 
-from offerings import services
+from offerings import writer
 from offerings.models import Offer, PriceCheck, Provider, ScrapeRun
 from offerings.schemas import ScrapeBatch, ScrapedOffer
 from providers.base import ScrapeError
@@ -157,7 +157,7 @@ def test_a_provider_source_wins_and_the_disagreement_is_kept_as_a_check(settings
         == "skypilot"
     )
     # The provider's own run replaces it, whatever the dates.
-    services.upsert_offers(services.start_scrape_run(aws), own)
+    writer.upsert_offers(writer.start_scrape_run(aws), own)
     offer = Offer.objects.get(region__code="us-east-1", instance__slug="p6-b200-48xlarge")
     assert (offer.source, offer.price_per_hour) == ("", Decimal("60"))
     # SkyPilot again: it keeps its reading as a check and never overwrites the provider's.
@@ -183,7 +183,7 @@ def test_only_its_own_runs_retire_its_offers(settings):
     aws = Provider.objects.get(slug="aws")
     unrelated = _aws_offer("p5.48xlarge", "55.04")
     for _ in range(3):
-        services.upsert_offers(services.start_scrape_run(aws), ScrapeBatch(offers=(unrelated,)))
+        writer.upsert_offers(writer.start_scrape_run(aws), ScrapeBatch(offers=(unrelated,)))
     assert Offer.objects.filter(source="skypilot", is_active=True).count() == 2
     # SkyPilot's own runs without one of them retire it after two runs.
     one = "\n".join(two.splitlines()[:2])
@@ -295,7 +295,7 @@ def test_the_lint_warns_where_the_price_source_disagrees(settings):
     }
     aws = Provider.objects.get(slug="aws")
     own = _aws_offer("p6-b200.48xlarge", "60")
-    services.upsert_offers(services.start_scrape_run(aws), ScrapeBatch(offers=(own,)))
+    writer.upsert_offers(writer.start_scrape_run(aws), ScrapeBatch(offers=(own,)))
     _refresh(_serve(files)[0], settings)
     (line,) = price_disagreements()  # 63.296 against 60: 5.5% apart
     assert "aws/p6-b200-48xlarge us-east-1 on-demand: skypilot reads 63.296" in line
@@ -346,7 +346,7 @@ def test_a_curators_price_replaces_a_price_sources(settings):
     _refresh(_serve(files)[0], settings)
     offer = Offer.objects.get(source="skypilot")
     offer.price_per_hour = Decimal("61.5")
-    services.save_curator_offer(offer, ["price_per_hour"], is_new=False)
+    writer.save_curator_offer(offer, ["price_per_hour"], is_new=False)
     offer.refresh_from_db()
     assert (offer.source, offer.origin, offer.price_per_hour) == ("", "curator", Decimal("61.5"))
     # SkyPilot's next run keeps its reading as a check and leaves the curator's price alone.

@@ -9,7 +9,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from offerings import services
+from offerings import writer
 from offerings.models import ExchangeRate, Offer, PriceObservation, ScrapeRun, SkuReview
 from offerings.schemas import RejectedRow, ScrapeBatch, ScrapedOffer
 from tests.conftest import make_instance, make_offer
@@ -33,9 +33,9 @@ def row(price="80.00", region="us-east-1", kind="on-demand", term=0, **extra) ->
 
 def run_with(provider, *offers, rejected=(), when=None, **kwargs) -> ScrapeRun:
     when = when or datetime.now(UTC)
-    run = services.start_scrape_run(provider, now=when)
+    run = writer.start_scrape_run(provider, now=when)
     batch = ScrapeBatch(offers=tuple(offers), rejected=tuple(rejected))
-    return services.upsert_offers(run, batch, now=when, **kwargs)
+    return writer.upsert_offers(run, batch, now=when, **kwargs)
 
 
 def counts(run: ScrapeRun) -> tuple:

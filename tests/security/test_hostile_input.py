@@ -10,7 +10,7 @@ from django.db import IntegrityError, transaction
 from django.test import Client
 from pydantic import ValidationError as SchemaError
 
-from offerings import services
+from offerings import writer
 from offerings.models import (
     CorrectionReport,
     Fabric,
@@ -129,7 +129,7 @@ def test_the_database_refuses_a_javascript_url_written_past_the_validators(site,
 def test_a_scraped_offer_built_past_its_schema_fails_the_run_at_the_database(catalog):
     """Defence in depth: even an unvalidated model reaching the set-based upsert is refused."""
     instance = catalog["ib"]
-    run = services.start_scrape_run(instance.provider, "test")
+    run = writer.start_scrape_run(instance.provider, "test")
     forged = ScrapedOffer.model_construct(
         sku=instance.name,
         instance_slug=instance.slug,
@@ -146,7 +146,7 @@ def test_a_scraped_offer_built_past_its_schema_fails_the_run_at_the_database(cat
     )
     before = list(Offer.objects.values_list("pk", "source_url", "price_per_hour"))
     with pytest.raises(IntegrityError), transaction.atomic():
-        services.upsert_offers(run, ScrapeBatch(offers=(forged,)))
+        writer.upsert_offers(run, ScrapeBatch(offers=(forged,)))
     assert list(Offer.objects.values_list("pk", "source_url", "price_per_hour")) == before
 
 

@@ -21,7 +21,7 @@ from django.test import Client
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from offerings.filters import known_parameters
+from offerings.table.parameters import known_parameters
 
 pytestmark = pytest.mark.django_db
 

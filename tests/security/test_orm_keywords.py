@@ -1,7 +1,7 @@
 """CI grep rule: no request data reaches the ORM as keyword names, lookups or order expressions.
 
 Filtering and ordering go through the FilterSet's declared fields and its ordering whitelist
-(offerings/filters.py); nothing unpacks request data into `filter(**...)`, nothing passes it to
+(offerings/table/parameters.py); nothing unpacks request data into `filter(**...)`, nothing passes it to
 `order_by`, `values`, `extra` or raw SQL.
 """
 

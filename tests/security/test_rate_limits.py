@@ -16,7 +16,7 @@ from django.core.cache import caches
 from django.test import Client, override_settings
 from django_ratelimit import core as ratelimit_core
 
-from offerings import openapi
+from offerings.table import openapi
 
 pytestmark = pytest.mark.django_db
 
@@ -95,9 +95,56 @@ def test_the_feed_answers_429_past_its_own_limit(client, catalog):
         assert client.get("/api/instances").status_code == 200  # a separate count
 
 
-def test_pages_are_not_limited(client, catalog):
-    with limited_settings(local_cache()):
-        assert {client.get("/").status_code for _ in range(6)} == {200}
+def test_renders_that_miss_the_cache_are_limited_per_client(client, catalog):
+    """Pages, exports, estimates and plans cost a render each: RENDER_RATE counts those per
+    client, while a page answered from the response cache costs nothing and is never limited."""
+    with (
+        limited_settings(local_cache(), RENDER_RATE="3/m", API_RATE="100/m"),
+        override_settings(PAGE_CACHE_SECONDS=300),
+    ):
+        caches["default"].clear()
+        for n in (1, 2, 3):
+            assert client.get(f"/?gpu_count_min={n}").status_code == 200
+        for path in ("/?gpu_count_min=4", "/estimate/?params_b=7", "/plan/?gpus=16"):
+            page = client.get(path)
+            assert page.status_code == 429, path
+            assert 1 <= int(page["Retry-After"]) <= 60
+        assert_rate_limited(client.get("/?gpu_count_min=5&format=json"))
+        assert client.get("/?gpu_count_min=1").status_code == 200  # cached: no render
+        assert Client(REMOTE_ADDR="192.0.2.7").get("/?gpu_count_min=4").status_code == 200
+        chinese = client.get("/zh-hans/?gpu_count_min=6")
+        assert chinese.status_code == 429
+        assert "请求过多" in chinese.content.decode()
+
+
+def test_page_traffic_never_evicts_a_clients_count(client, catalog):
+    """The limiter counts in a cache alias of its own: 400 distinct pages fill the response
+    cache (300 entries in local memory) and the sixth correction is still refused."""
+    alias = settings.RATELIMIT_USE_CACHE
+    assert alias != "default"
+    assert settings.CACHES[alias] != settings.CACHES["default"]
+    url = "/instances/aws/ib-8x/report/"
+    form = {
+        "topic": "fabric",
+        "message": "It has eight 400G ports, per the provider.",
+        "source_url": "https://docs.example.com/network",
+    }
+    caches[alias].clear()
+    try:
+        with override_settings(
+            RATELIMIT_ENABLE=True,
+            CORRECTION_RATE="5/h",
+            API_RATE="1000/m",
+            RENDER_RATE="1000/m",
+            PAGE_CACHE_SECONDS=300,
+        ):
+            assert [client.post(url, form).status_code for _ in range(6)] == [302] * 5 + [429]
+            for n in range(400):
+                assert client.get(f"/api/instances?gpu_count_min={n}").status_code == 200
+            assert client.post(url, form).status_code == 429
+    finally:
+        caches[alias].clear()
+        caches["default"].clear()
 
 
 def test_the_correction_form_answers_429_past_its_limit(client, catalog):

@@ -10,8 +10,8 @@ from django.core import mail
 from django.core.mail.backends.base import BaseEmailBackend
 from django.utils import timezone
 
-from offerings.alerts import check_providers, plain
 from offerings.models import Provider, RefreshHealth, ScrapeRun
+from providers.alerts import check_providers, plain
 from providers.tasks import check_freshness
 
 CURATORS = ["prices@example.com", "oncall@example.com"]
@@ -169,7 +169,7 @@ def test_when_mail_cannot_be_sent_the_next_check_tries_again(aws, settings, capl
     finished_run(aws, "failed", message="HTTP 500")
     settings.MAILERS = {"default": {"BACKEND": "tests.tasks.test_alerts.RefusingBackend"}}
 
-    with caplog.at_level(logging.ERROR, logger="offerings.alerts"):
+    with caplog.at_level(logging.ERROR, logger="providers.alerts"):
         check_providers(THRESHOLD)
 
     assert "could not email the curators" in caplog.text
@@ -186,7 +186,7 @@ def test_without_curator_addresses_the_alert_is_logged(aws, settings, caplog):
     settings.CURATOR_EMAILS = []
     finished_run(aws, "failed", message="HTTP 500")
 
-    with caplog.at_level(logging.WARNING, logger="offerings.alerts"):
+    with caplog.at_level(logging.WARNING, logger="providers.alerts"):
         check_providers(THRESHOLD)
 
     assert "aws needs attention: failing" in caplog.text

@@ -10,7 +10,7 @@ from django.core.cache import cache
 from django.db import OperationalError
 from django.utils import timezone
 
-from offerings import services
+from offerings import writer
 from offerings.models import Provider, RefreshHealth, ScrapeRun
 from providers import locks, logcontext, refresh
 from providers.logcontext import RefreshContextFilter
@@ -62,7 +62,7 @@ def test_a_redelivered_task_closes_its_lost_run_takes_its_lock_over_and_complete
 ):
     replay_dir("lambda")
     lambda_ = Provider.objects.get(slug="lambda")
-    lost = services.start_scrape_run(lambda_, "schedule", task_id="task-1")
+    lost = writer.start_scrape_run(lambda_, "schedule", task_id="task-1")
     cache.add(locks.lock_key("lambda"), "task-1", 60)  # the lost delivery's lock
     locks.count_delivery("task-1", 0, 60)  # ... and its delivery
 
@@ -154,7 +154,7 @@ def test_a_run_the_database_error_left_running_is_closed_when_the_retry_starts(
     def dies_mid_run(slug, *, trigger, task_id, replay_dir):
         calls.append(task_id)
         if len(calls) == 1:  # the run record was written, then the database went away
-            services.start_scrape_run(Provider.objects.get(slug=slug), trigger, task_id=task_id)
+            writer.start_scrape_run(Provider.objects.get(slug=slug), trigger, task_id=task_id)
             raise OperationalError("server closed the connection unexpectedly")
         return real(slug, trigger=trigger, task_id=task_id, replay_dir=replay_dir)
 
@@ -169,7 +169,7 @@ def test_a_run_the_database_error_left_running_is_closed_when_the_retry_starts(
 
 def test_the_soft_time_limit_closes_the_run_as_failed(catalog, monkeypatch):
     def slow(slug, *, trigger, task_id, replay_dir):
-        services.start_scrape_run(Provider.objects.get(slug=slug), trigger, task_id=task_id)
+        writer.start_scrape_run(Provider.objects.get(slug=slug), trigger, task_id=task_id)
         raise SoftTimeLimitExceeded()
 
     monkeypatch.setattr(refresh, "refresh_from_source", slow)
@@ -186,7 +186,7 @@ def test_the_soft_time_limit_closes_the_run_as_failed(catalog, monkeypatch):
 
 def test_a_run_killed_at_the_hard_time_limit_is_closed_by_the_worker(catalog):
     aws = Provider.objects.get(slug="aws")
-    run = services.start_scrape_run(aws, "schedule", task_id="task-hard")
+    run = writer.start_scrape_run(aws, "schedule", task_id="task-hard")
 
     refresh_provider.on_failure(TimeLimitExceeded(960), "task-hard", ("aws",), {}, None)
 
@@ -198,9 +198,9 @@ def test_a_run_killed_at_the_hard_time_limit_is_closed_by_the_worker(catalog):
 def test_the_freshness_check_closes_task_runs_no_task_can_still_hold(catalog):
     aws = Provider.objects.get(slug="aws")
     long_ago = timezone.now() - timedelta(hours=2)
-    stuck = services.start_scrape_run(aws, "schedule", now=long_ago, task_id="task-gone")
-    by_hand = services.start_scrape_run(aws, "command", now=long_ago)
-    recent = services.start_scrape_run(aws, "schedule", task_id="task-busy")
+    stuck = writer.start_scrape_run(aws, "schedule", now=long_ago, task_id="task-gone")
+    by_hand = writer.start_scrape_run(aws, "command", now=long_ago)
+    recent = writer.start_scrape_run(aws, "schedule", task_id="task-busy")
 
     check_freshness.apply().get()
 

@@ -9,7 +9,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import DatabaseError
 from pydantic import ValidationError as SchemaError
 
-from offerings import services
+from offerings import writer
 from offerings.estimator.calibration import catalog_results
 from offerings.schemas import ExchangeRateCatalog, GpuCatalog, ProviderCatalog
 
@@ -57,7 +57,7 @@ class Command(BaseCommand):
         ]
         try:
             # The published nccl-tests results the estimator records, on the types they ran on.
-            counts = services.load_catalog(gpus, rates, providers, catalog_results())
+            counts = writer.load_catalog(gpus, rates, providers, catalog_results())
         except (ValueError, ValidationError, DatabaseError) as exc:
             raise CommandError(f"catalog not loaded, nothing written: {exc}") from None
         if verbosity:

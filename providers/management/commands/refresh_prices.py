@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from offerings import services
+from offerings import writer
 from offerings.models import ScrapeRun
 from providers import http
 from providers.http import make_client, no_sleep
@@ -130,7 +130,7 @@ class Command(BaseCommand):
                 transport = ReplayTransport(manifest_path(replay, slug, single))
             except ReplayError as exc:
                 provider = catalog_row(slug)
-                return services.fail_scrape_run(services.start_scrape_run(provider), str(exc))
+                return writer.fail_scrape_run(writer.start_scrape_run(provider), str(exc))
         elif record is not None:
             transport = RecordingTransport(
                 http.live_transport(), record / slug, secrets=scraper.secrets()

@@ -9,8 +9,16 @@ from django.urls import reverse
 from django.utils.feedgenerator import Atom1Feed
 from django.views.decorators.http import require_safe
 
-from offerings.filters import ListingQuery, invalid_parameters, parse_listing_query
 from offerings.models import InstanceType, Offer, PriceObservation
+from offerings.table.parameters import (
+    ListingQuery,
+    invalid_parameters,
+    known_parameters,
+    match_condition,
+    offer_condition,
+    parse_listing_query,
+)
+from offerings.web.caching import absolute_url, cached_response
 
 FEED_ITEMS = 50
 
@@ -21,11 +29,17 @@ class PriceChangesFeed(Feed):
     subtitle = "Price changes of multi-GPU cloud instances matching your filters."
 
     def get_object(self, request: HttpRequest, listing: ListingQuery) -> dict:
-        return {"listing": listing, "query": request.GET.urlencode()}
+        # Links are absolute on SITE_URL (Django's feed would build them from the Host header).
+        self.absolute = lambda path: absolute_url(request, path)
+        return {"listing": listing, "query": request.GET.urlencode(), "path": request.path}
 
     def link(self, obj: dict) -> str:
         query = obj["query"]
-        return reverse("offerings:instance-list") + (f"?{query}" if query else "")
+        return self.absolute(reverse("offerings:instance-list") + (f"?{query}" if query else ""))
+
+    def feed_url(self, obj: dict) -> str:
+        query = obj["query"]
+        return self.absolute(obj["path"] + (f"?{query}" if query else ""))
 
     def items(self, obj: dict) -> list[PriceObservation]:
         """Newest price observations of the matching instances' matching offers.
@@ -35,9 +49,10 @@ class PriceChangesFeed(Feed):
         from the (offer, observed_at) unique index.
         """
         listing: ListingQuery = obj["listing"]
-        instances = listing.filterset.filter_rows(InstanceType.objects.visible()).values("pk")
-        offers = Offer.objects.current().filter(instance__in=instances)
-        conditions = listing.filterset.price_conditions()
+        parameters = listing.parameters
+        instances = InstanceType.objects.visible().filter(match_condition(parameters))
+        offers = Offer.objects.current().filter(instance__in=instances.values("pk"))
+        conditions = offer_condition(parameters)
         if conditions is not None:
             offers = offers.filter(conditions)
         newest = list(
@@ -87,7 +102,7 @@ class PriceChangesFeed(Feed):
             "offerings:instance-detail",
             kwargs={"provider": instance.provider.slug, "slug": instance.slug},
         )
-        return f"{path}#prices"
+        return self.absolute(f"{path}#prices")
 
     def item_guid(self, item: PriceObservation) -> str:
         return f"gpucatalog:price-observation:{item.pk}"
@@ -102,6 +117,7 @@ class PriceChangesFeed(Feed):
 
 
 @require_safe
+@cached_response(known_parameters)
 def price_changes(request: HttpRequest) -> HttpResponse:
     """Validate the filter parameters first: a bad one is a 400, never a 500 or an empty feed."""
     listing = parse_listing_query(request.GET)

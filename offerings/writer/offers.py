@@ -24,7 +24,7 @@ from offerings.models import (
 )
 from offerings.money import GPU_HOUR_PLACES, RateTable, gpu_hour_usd
 from offerings.schemas import ScrapeBatch
-from offerings.services.runs import last_good_run
+from offerings.writer.runs import last_good_run
 
 # An offer a good run did not return is retired only after this many consecutive good runs.
 RETIRE_AFTER_MISSING_RUNS = 2

@@ -1,7 +1,7 @@
 """Server-rendered SVG: the node's topology and an offer's price history.
 
 Everything is drawn from the catalog's data; nothing that is unknown is drawn as if it were
-known (an unknown link is labelled so). Shapes are drawn with `offerings.drawing.svg.Pen`; text goes
+known (an unknown link is labelled so). Shapes are drawn with `offerings.web.svg.Pen`; text goes
 through `escape`; no script, no inline CSS (the CSP forbids both): presentation comes from
 classes in static/css/site.css.
 """
@@ -16,8 +16,8 @@ from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import gettext as _
 
-from offerings.drawing.svg import Pen
 from offerings.models import InstanceType, LinkTechnology, LinkTopology
+from offerings.web.svg import Pen
 
 WIDTH = 760
 GPU_W, GPU_H, GPU_GAP = 74, 40, 12

@@ -1,6 +1,6 @@
 """The SVG shapes every server-rendered diagram is drawn with: text, rectangles and lines.
 
-The node topology on the detail page (`offerings.drawing.diagrams`) and the explainer's diagrams
+The node topology on the detail page (`offerings.pages.diagrams`) and the explainer's diagrams
 (`offerings.content.diagrams`) both draw with a `Pen`. Text goes through `escape`; shapes carry
 classes and no inline style (the CSP forbids it), so presentation stays in the stylesheets.
 """

@@ -7,9 +7,11 @@ hands the remaining values to `InstanceFilterSet`.
 
 from __future__ import annotations
 
+import dataclasses
+import functools
+import operator
 from dataclasses import dataclass
-from decimal import Decimal
-from typing import ClassVar
+from typing import Any
 
 import django_filters
 from django import forms
@@ -27,12 +29,10 @@ from django.db.models import (
     Value,
     When,
 )
+from django.db.models.lookups import GreaterThanOrEqual
 from django.http import JsonResponse, QueryDict
-from django.utils.choices import normalize_choices
-from django.utils.translation import get_language, gettext, gettext_lazy, ngettext
-from django_filters.fields import ChoiceIterator
+from django.utils.translation import gettext, gettext_lazy, ngettext
 
-from offerings.forms import OneLevelFields, OneLevelFilters, resolved
 from offerings.models import (
     FabricTechnology,
     FactBasis,
@@ -239,74 +239,59 @@ class ListingForm(forms.Form):
     currency = forms.ChoiceField(choices=[(c, c) for c in DISPLAY_CURRENCIES], required=False)
 
 
-def _noop(queryset, name, value):
-    """Price filters are applied together in `InstanceFilterSet.filter_queryset`."""
-    return queryset
-
-
 class InstanceFilterSet(django_filters.FilterSet):
-    q = django_filters.CharFilter(method="filter_text", max_length=200, label="Search")
+    """Parses and validates the listing's parameters (its form); which rows and offers match is
+    decided by the pure functions below, from `ListingParameters`."""
+
+    q = django_filters.CharFilter(max_length=200, label=gettext_lazy("Search"))
     gpu = django_filters.ModelMultipleChoiceFilter(
-        field_name="gpu__slug",
         queryset=GpuModel.objects.order_by("slug"),
         to_field_name="slug",
-        distinct=False,
-        label="GPU",
+        label=gettext_lazy("GPU model"),
     )
     provider = django_filters.ModelMultipleChoiceFilter(
-        field_name="provider__slug",
         queryset=Provider.objects.exclude(kind=Provider.Kind.PRICE_SOURCE).order_by("name"),
         to_field_name="slug",
-        distinct=False,
-        label="Provider",
+        label=gettext_lazy("Provider"),
     )
-    region = RegionFilter(method=_noop, label="Region")
-    geo = django_filters.ChoiceFilter(choices=Geo.choices, method=_noop, label="Continent")
-    available = StrictBooleanFilter(method=_noop, label="Available now")
+    region = RegionFilter(label=gettext_lazy("Region"))
+    geo = django_filters.ChoiceFilter(choices=Geo.choices, label=gettext_lazy("Continent"))
+    available = StrictBooleanFilter(label=gettext_lazy("Available now"))
     gpu_count_min = django_filters.NumberFilter(
-        field_name="gpu_count", lookup_expr="gte", min_value=0, max_value=100_000
+        min_value=0, max_value=100_000, label=gettext_lazy("GPUs per instance, at least")
     )
     gpu_memory_min = django_filters.NumberFilter(
-        field_name="gpu__memory_gib", lookup_expr="gte", min_value=0, max_value=1_000_000
+        min_value=0, max_value=1_000_000, label=gettext_lazy("GiB per GPU, at least")
     )
     node_memory_min = django_filters.NumberFilter(
-        method="filter_node_memory", min_value=0, max_value=100_000_000
+        min_value=0, max_value=100_000_000, label=gettext_lazy("GPU GiB per instance, at least")
     )
-    nvlink = StrictBooleanFilter(method="filter_nvlink", label="NVLink / Infinity Fabric")
-    nvswitch = StrictBooleanFilter(method="filter_nvswitch", label="All GPUs on one NVSwitch")
+    nvlink = StrictBooleanFilter(label=gettext_lazy("NVLink or Infinity Fabric"))
+    nvswitch = StrictBooleanFilter(label=gettext_lazy("All GPUs on one NVSwitch"))
     nvlink_bw_min = django_filters.NumberFilter(
-        field_name="gpu_link__bandwidth_gbytes_per_s",
-        lookup_expr="gte",
-        min_value=0,
-        max_value=1_000_000,
+        min_value=0, max_value=1_000_000, label=gettext_lazy("NVLink GB/s per GPU, at least")
     )
     fabric = django_filters.MultipleChoiceFilter(
-        field_name="fabric__technology",
-        choices=FabricTechnology.choices,
-        distinct=False,
-        label="Fabric",
+        choices=FabricTechnology.choices, label=gettext_lazy("Fabric")
     )
     fabric_gbps_min = django_filters.NumberFilter(
-        field_name="fabric__bandwidth_gbits_per_s",
-        lookup_expr="gte",
-        min_value=0,
-        max_value=10_000_000,
+        min_value=0, max_value=10_000_000, label=gettext_lazy("Back-end Gb/s per node, at least")
     )
-    rdma = StrictBooleanFilter(method="filter_rdma", label="RDMA between nodes")
+    rdma = StrictBooleanFilter(label=gettext_lazy("RDMA fabric"))
     interconnect = django_filters.ChoiceFilter(
-        choices=INTERCONNECT_CHOICES, method="filter_interconnect", label="Interconnect"
+        choices=INTERCONNECT_CHOICES, label=gettext_lazy("NVLink inside, RDMA between nodes")
     )
-    gpudirect_rdma = StrictBooleanFilter(field_name="fabric__gpudirect_rdma")
-    multi_node = StrictBooleanFilter(field_name="fabric__multi_node")
+    gpudirect_rdma = StrictBooleanFilter(label=gettext_lazy("GPUDirect RDMA"))
+    multi_node = StrictBooleanFilter(label=gettext_lazy("Self-serve multi-node"))
     price_kind = django_filters.MultipleChoiceFilter(
-        choices=OfferKind.choices, method=_noop, label="Price kind"
+        choices=OfferKind.choices, label=gettext_lazy("Price kind")
     )
     max_gpu_hour = django_filters.NumberFilter(
-        method=_noop, min_value=0, max_value=1_000_000, label="Max USD per GPU-hour"
+        min_value=0, max_value=1_000_000, label=gettext_lazy("USD per GPU-hour, at most")
     )
-    sort = django_filters.ChoiceFilter(choices=SORT_CHOICES, method=_noop, label="Sort")
+    sort = django_filters.ChoiceFilter(choices=SORT_CHOICES, label=gettext_lazy("Sort by"))
     basis = django_filters.MultipleChoiceFilter(
-        choices=FactBasis.choices, method=_noop, label="Count facts of these bases"
+        choices=FactBasis.choices, label=gettext_lazy("Count interconnect facts that are")
     )
 
     class Meta:
@@ -314,203 +299,216 @@ class InstanceFilterSet(django_filters.FilterSet):
         fields: list[str] = []
         form = ListingForm
 
-    # One form class per language (django-filter builds a new class, with new fields, for every
-    # FilterSet; the fields depend only on the filters declared above).
-    _form_classes: ClassVar[dict[tuple[type, str | None], type]] = {}
-
-    def __init__(self, *args, **kwargs) -> None:
-        cls = type(self)
-        if not isinstance(cls.__dict__.get("base_filters"), OneLevelFilters):
-            cls.base_filters = OneLevelFilters(cls.base_filters)
-        super().__init__(*args, **kwargs)
-
-    def get_form_class(self) -> type:
-        key = (type(self), get_language())
-        form_class = self._form_classes.get(key)
-        if form_class is None:
-            form_class = self._form_classes[key] = super().get_form_class()
-            for field in form_class.base_fields.values():
-                # Every form deep-copies its fields, choices included, and a choice list of
-                # lazily translated labels costs a copy of each proxy: the labels are resolved
-                # here, in the language this class is for.
-                choices = getattr(field, "_choices", None)
-                if isinstance(choices, ChoiceIterator):  # django-filter's wrapper of a list
-                    choices.choices = resolved(normalize_choices(choices.choices))
-                elif isinstance(choices, list):
-                    field.choices = resolved(choices)
-            form_class.base_fields = OneLevelFields(form_class.base_fields)
-        return form_class
-
-    # -- individual filters ---------------------------------------------------------------------
-
-    def filter_text(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
-        terms = value.split()
-        for term in terms:
-            queryset = queryset.filter(
-                Q(name__icontains=term)
-                | Q(slug__icontains=term)
-                | Q(provider__name__icontains=term)
-                | Q(provider__slug__icontains=term)
-                | Q(gpu__name__icontains=term)
-                | Q(gpu__slug__icontains=term)
-            )
-        return queryset
-
-    def filter_node_memory(self, queryset: QuerySet, name: str, value: Decimal) -> QuerySet:
-        return queryset.alias(node_memory=F("gpu_count") * F("gpu__memory_gib")).filter(
-            node_memory__gte=value
-        )
-
-    def filter_nvlink(self, queryset: QuerySet, name: str, value: bool) -> QuerySet:
-        if value:
-            return queryset.filter(gpu_link__technology__in=NVLINK_TECHNOLOGIES)
-        return queryset.filter(gpu_link__technology=LinkTechnology.NONE)
-
-    def filter_rdma(self, queryset: QuerySet, name: str, value: bool) -> QuerySet:
-        fabrics = RDMA_FABRICS if value else NON_RDMA_FABRICS
-        return queryset.filter(fabric__technology__in=fabrics)
-
-    def filter_interconnect(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
-        return queryset.filter(interconnect_condition(value, self.chosen_bases()))
-
-    def chosen_bases(self) -> list[str] | None:
-        """The bases `basis` restricts the interconnect facts to, or None for every basis."""
-        bases = self.form.cleaned_data.get("basis") or []
-        if not bases or set(bases) >= set(FactBasis.values):
-            return None
-        return list(bases)
-
-    def filter_nvswitch(self, queryset: QuerySet, name: str, value: bool) -> QuerySet:
-        switched = Q(
-            gpu_link__technology__in=NVLINK_TECHNOLOGIES,
-            gpu_link__topology=LinkTopology.NVSWITCH,
-            gpu_link__domain_size__gte=F("gpu_count"),
-        )
-        if value:
-            return queryset.filter(switched)
-        known_not = (
-            Q(gpu_link__technology=LinkTechnology.NONE)
-            | Q(
-                gpu_link__technology__in=NVLINK_TECHNOLOGIES,
-                gpu_link__topology__in=PARTIAL_TOPOLOGIES,
-            )
-            | Q(
-                gpu_link__technology__in=NVLINK_TECHNOLOGIES,
-                gpu_link__topology=LinkTopology.NVSWITCH,
-                gpu_link__domain_size__lt=F("gpu_count"),
-            )
-        )
-        return queryset.filter(known_not)
-
-    def filter_bases(self, queryset: QuerySet, skip: frozenset[str]) -> QuerySet:
-        """Count only facts of the chosen bases: a fact of another basis is as good as unknown.
-
-        Each interconnect filter given must rest on facts of those bases; without `basis` (or
-        with all three) every known fact counts.
-        """
-        bases = self.chosen_bases()
-        if bases is None:
-            return queryset
-        for name, condition in BASIS_CONDITIONS.items():
-            value = self.form.cleaned_data.get(name)
-            if name not in skip and value not in (None, "", [], ()):
-                queryset = queryset.filter(condition(bases))
-        return queryset
-
-    # -- prices and order ------------------------------------------------------------------------
-
-    def price_conditions(self, skip: frozenset[str] = frozenset()) -> Q | None:
-        """The conditions one and the same current offer must meet, or None without any.
-
-        `skip` leaves parameters out (a facet counts as if its own parameter were not given).
-        """
-        data = {k: v for k, v in self.form.cleaned_data.items() if k not in skip}
-        conditions = Q()
-        given = False
-        if data.get("price_kind"):
-            conditions &= Q(kind__in=data["price_kind"])
-            given = True
-        if data.get("max_gpu_hour") is not None:
-            conditions &= Q(price_per_gpu_hour_usd__lte=data["max_gpu_hour"])
-            given = True
-        if data.get("region"):
-            conditions &= Q(region__in=data["region"])
-            given = True
-        if data.get("geo"):
-            # The continent's region ids as constants, read once: a join to regions inside the
-            # per-row price subquery costs a region scan per row (2,500 rows at 5,000 types).
-            conditions &= Q(region_id__in=self.region_ids_in(data["geo"]))
-            given = True
-        if data.get("available") is not None:
-            conditions &= Q(available=data["available"])
-            given = True
-        return conditions if given else None
-
-    def region_ids_in(self, geo: str) -> list[int]:
-        cache = self.__dict__.setdefault("_region_ids", {})
-        if geo not in cache:
-            cache[geo] = list(Region.objects.filter(geo=geo).values_list("pk", flat=True))
-        return cache[geo]
-
-    def filter_rows(
-        self, queryset: QuerySet, prices: bool = True, skip: frozenset[str] = frozenset()
-    ) -> QuerySet:
-        """The matching rows, unordered and without row prices (what counts and facets need).
-
-        With `prices=False` the price conditions are left out, for a caller that applies them to
-        the offers itself; `skip` leaves parameters out, as for a facet of that parameter.
-        """
-        for name, value in self.form.cleaned_data.items():
-            if name in self.filters and name not in skip:  # the form also holds options
-                queryset = self.filters[name].filter(queryset, value)
-        queryset = self.filter_bases(queryset, skip)
-        conditions = self.price_conditions(skip)
-        if prices and conditions is not None:
-            queryset = queryset.filter(Exists(self.matching_offers(conditions)))
-        return queryset
-
-    @staticmethod
-    def matching_offers(conditions: Q) -> QuerySet:
-        """The row's current offers that meet the price conditions (a correlated subquery)."""
-        return Offer.objects.current().filter(instance=OuterRef("pk")).filter(conditions)
+    @functools.cached_property
+    def parameters(self) -> ListingParameters:
+        return ListingParameters.of(self.form.cleaned_data)
 
     def filter_queryset(self, queryset: QuerySet) -> QuerySet:
-        queryset = self.filter_rows(queryset)
-        conditions = self.price_conditions()
-        if conditions is None:
-            # Without a price filter the row price is the default one, which the database keeps
-            # on the row (InstanceType.best_offer, migration 0006): no subquery per row.
-            queryset = queryset.annotate(
-                row_offer_id=F("best_offer_id"), row_price_gpu_hour=F("best_price_gpu_hour_usd")
-            )
-            return queryset.order_by(*self.ordering())
-        matching = self.matching_offers(conditions)
-        preference = (
-            Value(0)
-            if self.form.cleaned_data.get("price_kind")
-            else Case(When(kind=OfferKind.ON_DEMAND, then=0), default=1)
-        )
-        best = matching.annotate(preference=preference).order_by(
-            "preference", F("price_per_gpu_hour_usd").asc(nulls_last=True), "pk"
-        )
-        queryset = queryset.annotate(
-            row_offer_id=Subquery(best.values("pk")[:1], output_field=IntegerField()),
-            row_price_gpu_hour=Subquery(best.values("price_per_gpu_hour_usd")[:1]),
-        )
-        return queryset.order_by(*self.ordering())
-
-    def ordering(self) -> list:
-        key = self.form.cleaned_data.get("sort") or "price_gpu_hour"
-        descending = key.startswith("-")
-        expression = F(SORT_FIELDS[key.lstrip("-")])
-        expression = (
-            expression.desc(nulls_last=True) if descending else expression.asc(nulls_last=True)
-        )
-        return [expression, "pk"]
+        return ordered_rows(queryset, self.parameters)
 
 
-# What the feed, the drop-a-filter links and the kept counts leave out: how the page is shown,
-# not what it lists.
+# -- the parameters and what they match ----------------------------------------------------------
+
+# Parameters that are not conditions on rows or offers: how the rows are shown.
+OPTIONS = frozenset({"sort", "page", "page_size", "format", "currency", "basis"})
+# Conditions one and the same current offer of a row must meet together.
+OFFER_PARAMETERS = frozenset({"price_kind", "max_gpu_hour", "region", "geo", "available"})
+
+
+def _absent(value: Any) -> bool:
+    """An empty value means the parameter was not given (False and 0 are values)."""
+    if value is None or value == "":
+        return True
+    return isinstance(value, QuerySet | list | tuple) and len(value) == 0
+
+
+@dataclass(frozen=True)
+class ListingParameters:
+    """The filters a request gave, validated: each by name (no empty one), the bases the
+    interconnect facts are restricted to (None: every basis counts), the listing's sort, and the
+    regions of a continent, read once."""
+
+    given: dict[str, Any]
+    bases: tuple[str, ...] | None = None
+    sort: str = "price_gpu_hour"
+    geo_regions: tuple[int, ...] = ()
+
+    @classmethod
+    def of(cls, data: dict[str, Any]) -> ListingParameters:
+        given = {
+            name: tuple(value) if isinstance(value, QuerySet | list) else value
+            for name, value in data.items()
+            if name not in OPTIONS and not _absent(value)
+        }
+        chosen = tuple(data.get("basis") or ())
+        bases = None if not chosen or set(chosen) >= set(FactBasis.values) else chosen
+        geo = given.get("geo")
+        regions = tuple(Region.objects.filter(geo=geo).values_list("pk", flat=True)) if geo else ()
+        return cls(given, bases, data.get("sort") or "price_gpu_hour", regions)
+
+    def without(self, name: str | None) -> dict[str, Any]:
+        return {key: value for key, value in self.given.items() if key != name}
+
+    def dropping(self, name: str) -> ListingParameters:
+        """These parameters as if `name` had not been given (`basis`: every basis counts)."""
+        if name == "basis":
+            return dataclasses.replace(self, bases=None)
+        return dataclasses.replace(self, given=self.without(name))
+
+
+def text_condition(value: str) -> Q:
+    """Every word of `q` in the type's, its provider's or its GPU's name or slug."""
+    condition = Q()
+    for term in value.split():
+        condition &= (
+            Q(name__icontains=term)
+            | Q(slug__icontains=term)
+            | Q(provider__name__icontains=term)
+            | Q(provider__slug__icontains=term)
+            | Q(gpu__name__icontains=term)
+            | Q(gpu__slug__icontains=term)
+        )
+    return condition
+
+
+def nvswitch_condition(value: bool) -> Q:
+    """All GPUs of the type in one switched domain (True), or known not to be (False)."""
+    switched = Q(
+        gpu_link__technology__in=NVLINK_TECHNOLOGIES,
+        gpu_link__topology=LinkTopology.NVSWITCH,
+        gpu_link__domain_size__gte=F("gpu_count"),
+    )
+    if value:
+        return switched
+    return (
+        Q(gpu_link__technology=LinkTechnology.NONE)
+        | Q(
+            gpu_link__technology__in=NVLINK_TECHNOLOGIES,
+            gpu_link__topology__in=PARTIAL_TOPOLOGIES,
+        )
+        | Q(
+            gpu_link__technology__in=NVLINK_TECHNOLOGIES,
+            gpu_link__topology=LinkTopology.NVSWITCH,
+            gpu_link__domain_size__lt=F("gpu_count"),
+        )
+    )
+
+
+def _boolean(yes: Q, no: Q):
+    return lambda value, bases: yes if value else no
+
+
+# Each row parameter and the rows it keeps; `bases` is for the one that weighs bases itself.
+ROW_RULES: dict[str, Any] = {
+    "q": lambda value, bases: text_condition(value),
+    "gpu": lambda value, bases: Q(gpu__in=[gpu.pk for gpu in value]),
+    "provider": lambda value, bases: Q(provider__in=[provider.pk for provider in value]),
+    "gpu_count_min": lambda value, bases: Q(gpu_count__gte=value),
+    "gpu_memory_min": lambda value, bases: Q(gpu__memory_gib__gte=value),
+    "node_memory_min": lambda value, bases: Q(
+        GreaterThanOrEqual(F("gpu_count") * F("gpu__memory_gib"), value)
+    ),
+    "nvlink": _boolean(
+        Q(gpu_link__technology__in=NVLINK_TECHNOLOGIES),
+        Q(gpu_link__technology=LinkTechnology.NONE),
+    ),
+    "nvswitch": lambda value, bases: nvswitch_condition(value),
+    "nvlink_bw_min": lambda value, bases: Q(gpu_link__bandwidth_gbytes_per_s__gte=value),
+    "fabric": lambda value, bases: Q(fabric__technology__in=value),
+    "fabric_gbps_min": lambda value, bases: Q(fabric__bandwidth_gbits_per_s__gte=value),
+    "rdma": _boolean(
+        Q(fabric__technology__in=RDMA_FABRICS), Q(fabric__technology__in=NON_RDMA_FABRICS)
+    ),
+    "interconnect": lambda value, bases: interconnect_condition(value, bases),
+    "gpudirect_rdma": lambda value, bases: Q(fabric__gpudirect_rdma=value),
+    "multi_node": lambda value, bases: Q(fabric__multi_node=value),
+}
+
+
+def row_condition(parameters: ListingParameters, without: str | None = None) -> Q:
+    """The rows the row parameters keep (all but `without`), each interconnect fact resting on
+    the chosen bases: a fact of another basis is as good as unknown."""
+    condition = Q()
+    for name, value in parameters.without(without).items():
+        if name in ROW_RULES:
+            condition &= ROW_RULES[name](value, parameters.bases)
+            if parameters.bases and name in BASIS_CONDITIONS:
+                condition &= BASIS_CONDITIONS[name](list(parameters.bases))
+    return condition
+
+
+def offer_condition(parameters: ListingParameters, without: str | None = None) -> Q | None:
+    """What one and the same current offer must meet (all but `without`), or None without any."""
+    given = parameters.without(without)
+    rules = {
+        "price_kind": lambda value: Q(kind__in=value),
+        "max_gpu_hour": lambda value: Q(price_per_gpu_hour_usd__lte=value),
+        "region": lambda value: Q(region__in=value),
+        # The continent's region ids as constants: a join to regions inside the per-row price
+        # subquery costs a region scan per row.
+        "geo": lambda value: Q(region_id__in=parameters.geo_regions),
+        "available": lambda value: Q(available=value),
+    }
+    conditions = [rules[name](value) for name, value in given.items() if name in rules]
+    if not conditions:
+        return None
+    return functools.reduce(operator.and_, conditions)
+
+
+def matching_offers(condition: Q) -> QuerySet:
+    """A row's current offers that meet `condition` (a correlated subquery)."""
+    return Offer.objects.current().filter(instance=OuterRef("pk")).filter(condition)
+
+
+def match_condition(parameters: ListingParameters, without: str | None = None) -> Q:
+    """The rows every parameter but `without` keeps: the row conditions, and an offer meeting
+    every price condition when there is one."""
+    condition = row_condition(parameters, without)
+    offers = offer_condition(parameters, without)
+    if offers is not None:
+        condition &= Exists(matching_offers(offers))
+    return condition
+
+
+def ordered_rows(queryset: QuerySet, parameters: ListingParameters) -> QuerySet:
+    """The matching rows in the listing's order, each with its price (`row_offer_id`,
+    `row_price_gpu_hour`): the cheapest matching offer per GPU-hour, on-demand first when no
+    price kind is chosen."""
+    queryset = queryset.filter(match_condition(parameters))
+    offers = offer_condition(parameters)
+    if offers is None:
+        # Without a price filter the row price is the default one, which the database keeps on
+        # the row (InstanceType.best_offer, migration 0006): no subquery per row.
+        # It is read with the row (attach_row_offers finds it there).
+        queryset = queryset.select_related("best_offer__region").annotate(
+            row_offer_id=F("best_offer_id"), row_price_gpu_hour=F("best_price_gpu_hour_usd")
+        )
+        return queryset.order_by(*ordering(parameters.sort))
+    preference = (
+        Value(0)
+        if "price_kind" in parameters.given
+        else Case(When(kind=OfferKind.ON_DEMAND, then=0), default=1)
+    )
+    best = (
+        matching_offers(offers)
+        .annotate(preference=preference)
+        .order_by("preference", F("price_per_gpu_hour_usd").asc(nulls_last=True), "pk")
+    )
+    queryset = queryset.annotate(
+        row_offer_id=Subquery(best.values("pk")[:1], output_field=IntegerField()),
+        row_price_gpu_hour=Subquery(best.values("price_per_gpu_hour_usd")[:1]),
+    )
+    return queryset.order_by(*ordering(parameters.sort))
+
+
+def ordering(key: str) -> list:
+    descending = key.startswith("-")
+    expression = F(SORT_FIELDS[key.lstrip("-")])
+    expression = expression.desc(nulls_last=True) if descending else expression.asc(nulls_last=True)
+    return [expression, "pk"]
+
+
+# What the feed and the drop-a-filter links leave out: how the page is shown, not what it lists.
 LISTING_OPTIONS = ("sort", "page", "page_size", "format", "currency", "compare")
 
 
@@ -529,6 +527,11 @@ class ListingQuery:
     @property
     def is_valid(self) -> bool:
         return not self.errors
+
+    @functools.cached_property
+    def parameters(self) -> ListingParameters:
+        """The validated filters (only for a valid query)."""
+        return self.filterset.parameters
 
     def page_of(self, items, errors: dict[str, list[str]]) -> Page | None:
         """The requested page of `items` (rows, results or shapes), or None with an error for a

@@ -9,7 +9,7 @@ from django.db import transaction
 from offerings.models import Offer
 from offerings.money import USD, RateTable, UnknownCurrency, gpu_hour_usd
 from offerings.schemas import ExchangeRateIn
-from offerings.services.curated import LoadCounts, load_exchange_rate
+from offerings.writer.curated import LoadCounts, load_exchange_rate
 
 
 @transaction.atomic

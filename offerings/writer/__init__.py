@@ -7,8 +7,8 @@ replaces a newer one, and money is converted to USD at a dated reference rate. C
 names below; `tests/test_one_writer.py` fails if a module elsewhere writes catalog rows.
 """
 
-from offerings.services.curated import load_catalog
-from offerings.services.curation import (
+from offerings.writer.curated import load_catalog
+from offerings.writer.curation import (
     ignore_skus,
     lock_all_fields,
     lockable_fields,
@@ -18,9 +18,9 @@ from offerings.services.curation import (
     set_hidden,
     unlock_all_fields,
 )
-from offerings.services.offers import MAX_GPU_HOUR_USD, MIN_GPU_HOUR_USD, upsert_offers
-from offerings.services.rates import record_reference_rates, reprice_in_usd
-from offerings.services.runs import (
+from offerings.writer.offers import MAX_GPU_HOUR_USD, MIN_GPU_HOUR_USD, upsert_offers
+from offerings.writer.rates import record_reference_rates, reprice_in_usd
+from offerings.writer.runs import (
     ensure_price_source,
     fail_scrape_run,
     note_retry_scheduled,

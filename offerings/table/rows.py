@@ -8,28 +8,23 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from decimal import ROUND_HALF_EVEN, Decimal
 
-from django.core.serializers.json import DjangoJSONEncoder
 from django.db.models import prefetch_related_objects
 from django.urls import reverse
-from django.utils import timezone
 
 from offerings import platform
-from offerings.caching import rendered_parts
 from offerings.models import (
     CollectiveResult,
     InstanceType,
     LinkTechnology,
     Offer,
     collective_results_prefetch,
-    listing_prefetches,
 )
 from offerings.money import RateTable
-from offerings.pricing.purchase import serialize_purchase_modes
+from offerings.purchase import serialize_purchase_modes
 
 FOUR_PLACES = Decimal("0.0001")
 USD = "USD"
@@ -45,13 +40,20 @@ def money(value: Decimal | None) -> float | None:
 def attach_row_offers(instances: Iterable[InstanceType]) -> list[InstanceType]:
     """Give each row its `row_offer`: the offer the FilterSet chose as its price.
 
-    Rows from `for_listing()` find it among their prefetched offers; rows from `for_table()` get
-    the chosen offers of the whole page in one query.
+    Rows from `for_listing()` find it among their prefetched offers; rows from `for_table()`
+    find their default price read with them (`best_offer`, when no price filter chose another),
+    and get the other chosen offers of the whole page in one query.
     """
     rows = list(instances)
     if rows and not hasattr(rows[0], "current_offers"):
-        chosen = {getattr(row, "row_offer_id", None) for row in rows} - {None}
-        found = Offer.objects.filter(pk__in=chosen).select_related("region").in_bulk()
+        found = {
+            row.best_offer.pk: row.best_offer
+            for row in rows
+            if InstanceType.best_offer.is_cached(row) and row.best_offer is not None
+        }
+        chosen = {getattr(row, "row_offer_id", None) for row in rows} - {None} - set(found)
+        if chosen:
+            found |= Offer.objects.filter(pk__in=chosen).select_related("region").in_bulk()
         for row in rows:
             row.row_offer = found.get(getattr(row, "row_offer_id", None))
         return rows
@@ -236,37 +238,6 @@ def serialize_instance(
         "verified_at": instance.verified_at.isoformat() if instance.verified_at else None,
         "url": build_absolute_uri(detail_path(instance)),
     }
-
-
-def serialized_rows(
-    rows, ids: list[tuple[int, int | None]], rates: RateTable, build_absolute_uri, version
-) -> list[str]:
-    """A page of rows as the API's JSON text, one string per row, kept per data version
-    (offerings.caching.RenderedParts). `ids` are the page's (row id, chosen offer id) in order;
-    `rows()` gives the filtered `for_table()` queryset the rows not kept are loaded from.
-
-    A row's text is a function of its data, the offer the filters chose, the site's address and
-    the minute: ages and staleness are computed at the start of the current minute, so a kept
-    row is exactly what a fresh one would be. Only the rows not kept are loaded, with their
-    offers, purchase modes and collective results (four queries for all of them together).
-    """
-    now = timezone.now().replace(second=0, microsecond=0)
-    base = build_absolute_uri("/")
-    keys = {pk: ("api-row", pk, offer_id, now, base) for pk, offer_id in ids}
-    found = rendered_parts.get_many(version, keys.values())
-    missing = [pk for pk in keys if keys[pk] not in found]
-    if missing:
-        loaded = list(rows().filter(pk__in=missing))
-        prefetch_related_objects(loaded, *listing_prefetches(), collective_results_prefetch())
-        for row in attach_row_offers(loaded):
-            text = json.dumps(
-                serialize_instance(row, rates, now, build_absolute_uri),
-                cls=DjangoJSONEncoder,
-                ensure_ascii=False,
-            )
-            found[keys[row.pk]] = text
-            rendered_parts.put(version, keys[row.pk], text)
-    return [found[keys[pk]] for pk, _ in ids]
 
 
 CSV_PRICE_FIELDS = [

@@ -18,10 +18,10 @@ from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_safe
 
-from offerings.caching import versioned
-from offerings.listing import money
 from offerings.models import FabricTechnology, Provider, ProviderReadiness, ReadinessFact
 from offerings.schemas import READINESS_FACTS
+from offerings.table.rows import money
+from offerings.web.caching import absolute_url, cached_response
 
 
 def listed_providers() -> QuerySet[Provider]:
@@ -74,14 +74,14 @@ def provider_path(provider: Provider) -> str:
 
 
 @require_safe
-@versioned
+@cached_response()
 def api_providers(request: HttpRequest) -> JsonResponse:
     """`GET /api/providers`: every provider with its readiness facts."""
     results = [
         {
             "slug": provider.slug,
             "name": provider.name,
-            "url": request.build_absolute_uri(provider_path(provider)),
+            "url": absolute_url(request, provider_path(provider)),
             "readiness": serialize_readiness(provider),
         }
         for provider in listed_providers()
@@ -131,7 +131,7 @@ def readiness_facts(provider: Provider) -> list[ShownFact]:
 
 
 @require_safe
-@versioned
+@cached_response()
 def provider_comparison(request: HttpRequest) -> HttpResponse:
     """`/providers/`: every provider's readiness facts side by side, unknowns said so."""
     providers = list(listed_providers())

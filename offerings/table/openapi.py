@@ -6,9 +6,14 @@ from django import forms
 
 from offerings import platform
 from offerings.estimator import openapi as estimator_openapi
-from offerings.filters import REPEATABLE, InstanceFilterSet, RegionField, StrictBooleanField
 from offerings.planner import openapi as planner_openapi
 from offerings.schemas import COLLECTIVES, PURCHASE_KINDS, READINESS_FACTS, READINESS_FLAGS
+from offerings.table.parameters import (
+    REPEATABLE,
+    InstanceFilterSet,
+    RegionField,
+    StrictBooleanField,
+)
 
 NULLABLE_INT = {"type": "integer", "nullable": True}
 NULLABLE_NUMBER = {"type": "number", "nullable": True}

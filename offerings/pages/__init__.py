@@ -1,0 +1,1 @@
+"""The pages of one thing: an instance type, a GPU, a provider, a comparison, readiness."""

@@ -1,0 +1,232 @@
+"""The pages of one thing: an instance type with its correction form, a comparison of two to
+four, a GPU and a provider (the providers' readiness side by side is `pages/readiness.py`)."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db.models import Case, Q, Value, When
+from django.http import Http404, HttpRequest, HttpResponse, QueryDict
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
+from django.views.decorators.http import require_POST, require_safe
+from django_ratelimit.decorators import ratelimit
+
+from offerings.models import (
+    GpuModel,
+    InstanceType,
+    LinkTechnology,
+    Provider,
+    ScrapeRun,
+)
+from offerings.money import RateTable
+from offerings.pages.comparison import compare_table
+from offerings.pages.diagrams import price_history_svg, topology_svg
+from offerings.pages.forms import CorrectionForm
+from offerings.pages.price_pages import price_links
+from offerings.table.parameters import (
+    NVLINK_TECHNOLOGIES,
+    PARTIAL_TOPOLOGIES,
+    nvswitch_condition,
+    parse_instance_ids,
+    parse_listing_query,
+)
+from offerings.table.rows import (
+    attach_row_offers,
+    with_display_prices,
+)
+from offerings.web.caching import cached_response, render_limited
+
+
+def _detail_context(instance: InstanceType, form: CorrectionForm | None = None) -> dict:
+    """Everything the detail page shows: facts, diagrams, price history, similar rows."""
+    rates = RateTable()
+    now = timezone.now()
+    offers = instance.current_offers
+    for offer in offers:
+        offer.links = price_links(offer, instance.provider.slug)
+    charted = next((o for o in offers if o.kind == "on-demand"), offers[0] if offers else None)
+    chart = single = None
+    if charted is not None:
+        history = list(charted.history.all())  # newest first, an undated one last
+        points = [(o.observed_at, o.price_per_hour) for o in history if o.observed_at]
+        if len(points) >= 2:
+            chart = price_history_svg(points, charted.currency, now)
+        elif history:
+            single = history[0]  # one price is a fact with a date, not a line
+    similar = parse_listing_query(
+        QueryDict(f"gpu={instance.gpu.slug}&gpu_count_min={instance.gpu_count}")
+    ).filterset.qs.exclude(pk=instance.pk)[:5]
+    return {
+        "instance": instance,
+        "rates": rates,
+        "now": now,
+        "topology": topology_svg(instance),
+        "chart": chart,
+        "single_observation": single,
+        "charted": charted,
+        "similar": with_display_prices(attach_row_offers(similar), rates, "USD"),
+        "form": form or CorrectionForm(),
+        "stale_hours": settings.PRICE_STALE_AFTER_HOURS,
+    }
+
+
+def _visible_instance(provider: str, slug: str) -> InstanceType:
+    rows = attach_row_offers(
+        InstanceType.objects.for_listing()
+        .with_collective_results()
+        .filter(provider__slug=provider, slug=slug)
+    )
+    if not rows:
+        raise Http404("No such instance type")
+    return rows[0]
+
+
+@require_safe
+@render_limited
+def instance_detail(request: HttpRequest, provider: str, slug: str) -> HttpResponse:
+    """One instance type with every fact and its source."""
+    if provider in Provider.ALIASES:
+        canonical = {"provider": Provider.ALIASES[provider], "slug": slug}
+        return redirect("offerings:instance-detail", permanent=True, **canonical)
+    instance = _visible_instance(provider, slug)
+    context = _detail_context(instance) | {"reported": request.GET.get("reported") == "1"}
+    return render(request, "offerings/instance_detail.html", context)
+
+
+@require_POST
+@ratelimit(key="ip", rate=lambda group, request: settings.CORRECTION_RATE, block=False)
+def report_correction(request: HttpRequest, provider: str, slug: str) -> HttpResponse:
+    """Take a reader's correction into the review queue; nothing is sent anywhere."""
+    instance = _visible_instance(Provider.ALIASES.get(provider, provider), slug)
+    if getattr(request, "limited", False):
+        context = _detail_context(instance) | {"limited": True}
+        return render(request, "offerings/instance_detail.html", context, status=429)
+    form = CorrectionForm(request.POST)
+    if not form.is_valid():
+        context = _detail_context(instance, form)
+        return render(request, "offerings/instance_detail.html", context, status=400)
+    report = form.save(commit=False)
+    report.instance = instance
+    report.save()
+    url = reverse("offerings:instance-detail", kwargs={"provider": provider, "slug": slug})
+    return redirect(f"{url}?reported=1#report")
+
+
+@require_safe
+@cached_response({"ids", "from"})
+def compare(request: HttpRequest) -> HttpResponse:
+    """2 to 4 instance types side by side, differences highlighted."""
+    if any(name.startswith("_") or "__" in name for name in request.GET):
+        errors = [gettext("This parameter name is not allowed.")]
+        return render(request, "offerings/compare.html", {"errors": errors}, status=400)
+    values = request.GET.getlist("ids")
+    if len(values) != 1:
+        rows, errors = (
+            [],
+            [gettext("Give ids once, e.g. ?ids=aws/p5-48xlarge,azure/standard-nd96isr-h100-v5.")],
+        )
+    else:
+        listed = parse_listing_query(QueryDict("")).filterset.qs  # carries the row prices
+        rows, errors = parse_instance_ids(values[0], queryset=listed, minimum=2, maximum=4)
+    if errors:
+        return render(request, "offerings/compare.html", {"errors": errors}, status=400)
+    rows = with_display_prices(attach_row_offers(rows), RateTable(), "USD")
+    table = compare_table(rows)
+    # The filter state the reader came from, as a query string for the way back.
+    origin = request.GET.get("from", "")
+    back = reverse("offerings:instance-list") + "?" + origin[:2000] if origin else ""
+    return render(request, "offerings/compare.html", {"rows": rows, "table": table, "back": back})
+
+
+# The GPU page's groups, each by the condition on its types (the filters' rules, written once).
+LINK_GROUPS = (
+    ("none", _("PCIe only"), Q(gpu_link__technology=LinkTechnology.NONE)),
+    ("nvswitch", _("All GPUs on one NVSwitch"), nvswitch_condition(True)),
+    (
+        "partial",
+        _("NVLink bridges or direct mesh"),
+        Q(gpu_link__technology__in=NVLINK_TECHNOLOGIES, gpu_link__topology__in=PARTIAL_TOPOLOGIES),
+    ),
+    ("nvlink", _("NVLink, topology unknown"), Q(gpu_link__technology__in=NVLINK_TECHNOLOGIES)),
+)
+UNKNOWN_LINK = _("GPU-to-GPU link unknown")
+
+
+def link_group() -> Case:
+    """Which of LINK_GROUPS a type falls in (the first that holds), or "unknown"."""
+    return Case(
+        *(When(condition, then=Value(key)) for key, _label, condition in LINK_GROUPS),
+        default=Value("unknown"),
+    )
+
+
+# The cheapest types of each link group the GPU page shows; the filter table has them all.
+GPU_PAGE_GROUP_ROWS = 20
+
+
+@require_safe
+@cached_response()
+def gpu_detail(request: HttpRequest, slug: str) -> HttpResponse:
+    """A GPU's specs and the instances with it by GPU-to-GPU link, cheapest per GPU-hour first:
+    each group's cheapest GPU_PAGE_GROUP_ROWS, with its count (the table lists them all)."""
+    gpu = get_object_or_404(GpuModel, slug=slug)
+    listing = parse_listing_query(QueryDict(f"gpu={slug}"), InstanceType.objects.for_table())
+    matching = listing.filterset.qs
+    labels = {key: str(label) for key, label, _condition in LINK_GROUPS} | {
+        "unknown": str(UNKNOWN_LINK)
+    }
+    grouped: dict[str, list[int]] = {}
+    for pk, key in matching.annotate(link_group=link_group()).values_list("pk", "link_group"):
+        grouped.setdefault(labels[key], []).append(pk)
+    shown = {pk for ids in grouped.values() for pk in ids[:GPU_PAGE_GROUP_ROWS]}
+    rows = attach_row_offers(matching.filter(pk__in=shown))
+    loaded = {row.pk: row for row in with_display_prices(rows, RateTable(), "USD")}
+    groups = [  # a row gone since its id was read (a write in between) is left out
+        (name, [loaded[pk] for pk in ids[:GPU_PAGE_GROUP_ROWS] if pk in loaded], len(ids))
+        for name, ids in grouped.items()
+    ]
+    return render(
+        request,
+        "offerings/gpu_detail.html",
+        {"gpu": gpu, "groups": groups, "count": sum(len(ids) for ids in grouped.values())},
+    )
+
+
+@require_safe
+@cached_response()
+def provider_detail(request: HttpRequest, slug: str) -> HttpResponse:
+    """A provider's offerings, interconnect story, multi-node options and data freshness."""
+    if slug in Provider.ALIASES:
+        return redirect("offerings:provider-detail", permanent=True, slug=Provider.ALIASES[slug])
+    provider = get_object_or_404(
+        Provider.objects.exclude(kind=Provider.Kind.PRICE_SOURCE), slug=slug
+    )
+    rows = attach_row_offers(
+        parse_listing_query(QueryDict(f"provider={slug}&sort=gpu_count")).filterset.qs
+    )
+    rates = RateTable()
+    with_display_prices(rows, rates, "USD")
+    fabrics: dict[str, int] = {}
+    for row in rows:
+        name = str(row.fabric.get_technology_display())
+        fabrics[name] = fabrics.get(name, 0) + 1
+    offers = [offer for row in rows for offer in row.current_offers]
+    runs = ScrapeRun.objects.filter(provider=provider)
+    context = {
+        "provider": provider,
+        "rows": rows,
+        "fabrics": sorted(fabrics.items(), key=lambda item: -item[1]),
+        "multi_node": [row for row in rows if row.fabric.multi_node],
+        "sales_only": [row for row in rows if row.fabric.sales_only],
+        "newest": max((o.observed_at for o in offers if o.observed_at), default=None),
+        "oldest": min((o.observed_at for o in offers if o.observed_at), default=None),
+        "stale": sum(1 for o in offers if o.is_stale()),
+        "offer_count": len(offers),
+        "last_run": runs.first(),
+        "last_good_run": runs.filter(status=ScrapeRun.Status.SUCCEEDED).first(),
+        "stale_hours": settings.PRICE_STALE_AFTER_HOURS,
+    }
+    return render(request, "offerings/provider_detail.html", context)

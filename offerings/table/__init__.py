@@ -1,0 +1,1 @@
+"""The filter table: its parameters, counts, rows, views, exports, feed and OpenAPI document."""

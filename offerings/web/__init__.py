@@ -1,0 +1,1 @@
+"""What every page of the site shares: the response cache, middleware, health, drawing."""
