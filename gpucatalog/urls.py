@@ -4,6 +4,7 @@ from django.conf.urls.i18n import i18n_patterns
 from django.contrib import admin
 from django.urls import include, path
 
+from offerings import openapi
 from offerings.content import urls as content_urls
 from offerings.estimator import urls as estimator_urls
 from offerings.pages import readiness
@@ -15,7 +16,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("healthz", health.healthz, name="healthz"),
     path("api/instances", views.api_instances, name="api-instances"),
-    path("api/openapi.json", views.api_openapi, name="api-openapi"),
+    path("api/openapi.json", openapi.api_openapi, name="api-openapi"),
     path("api/providers", readiness.api_providers, name="api-providers"),
     *estimator_urls.api_urlpatterns,
     *planner_urls.api_urlpatterns,

@@ -48,6 +48,17 @@ class RateTable:
         latest = self._latest.get(currency)
         return latest.usd_per_unit if latest else None
 
+    def usd(self, amount: Decimal, currency: str, on=None) -> Decimal | None:
+        """The USD figure of an amount charged in `currency`: at the rate of `on` (an offer's
+        `exchange_rate_date`) when there is one, else at the newest; None if the currency is
+        unknown. Exact (Decimal, unrounded): each caller rounds as it shows.
+
+        The one conversion of an offer's price: the API's rows and exports
+        (`offerings.table.rows.offer_usd`), the estimator (`offerings.estimator.ranking`) and the
+        planner (`offerings.planner.core.shapes_for`) all call it."""
+        rate = self.usd_per_unit(currency, on)
+        return None if rate is None else amount * rate
+
     def display(self, usd: Decimal | None, currency: str) -> Decimal | None:
         """Convert a USD amount to the display currency at the newest reference rate."""
         if usd is None or currency == USD:

@@ -7,8 +7,14 @@ from datetime import date
 from decimal import Decimal
 
 import pytest
+from django.http import QueryDict
 
-from offerings.models import ExchangeRate, GpuModel, Provider, Region
+from offerings.estimator.ranking import lean_rows
+from offerings.models import ExchangeRate, GpuModel, InstanceType, Offer, Provider, Region
+from offerings.money import RateTable
+from offerings.planner.core import PlanOffer, PlanRow, shapes_for
+from offerings.table.parameters import parse_listing_query
+from offerings.table.rows import offer_usd
 from tests.conftest import NVSWITCH_8, SOURCE, make_instance, make_offer
 
 # Every view here runs with lazy loads raising (Django 6.1 fetch modes): no N+1 can hide.
@@ -44,6 +50,46 @@ def cny_row(db):
         exchange_rate_date=rate.rate_date,
     )
     return instance
+
+
+def test_the_api_the_estimator_and_the_planner_convert_a_price_at_its_dated_rate(client, cny_row):
+    """One conversion (`RateTable.usd`) for every consumer of a price: 100 CNY/h read on
+    2025-10-21 is 14.0476 USD/h at that day's rate, not at a newer one, in the API's rows, the
+    estimator's ranking and records and the planner's shapes, exactly (Decimal) where they
+    keep Decimals."""
+    ExchangeRate.objects.create(
+        currency="CNY",
+        rate_date=date(2025, 11, 3),
+        usd_per_unit=Decimal("0.15"),  # the newest rate: a price read before it keeps its own
+        source_url=SOURCE,
+    )
+    rates = RateTable()
+    exact = Decimal("100") * Decimal("0.140476")
+    assert exact == Decimal("14.0476")
+    assert rates.usd(Decimal("100"), "CNY", date(2025, 10, 21)) == exact
+    assert rates.usd(Decimal("100"), "CNY") == Decimal("15.00")  # undated: the newest
+    assert rates.usd(Decimal("100"), "XXX") is None
+
+    offer = Offer.objects.get(instance=cny_row)
+    assert offer_usd(offer, 8, rates) == (exact, exact / 8)  # the API's rows and exports
+    matching = parse_listing_query(QueryDict(), queryset=InstanceType.objects.for_table())
+    ((_pk, _spec, ranked),) = lean_rows(matching.filterset.qs, rates)  # the estimator's ranking
+    assert ranked == float(exact)
+    (shape,) = shapes_for(  # the planner: 16 GPUs are 2 nodes
+        [PlanRow.of(row) for row in InstanceType.objects.values_list(*PlanRow.FIELDS)],
+        {cny_row.pk: [PlanOffer.of(o) for o in Offer.objects.values_list(*PlanOffer.FIELDS)]},
+        16,
+        rates,
+    )
+    assert (shape.nodes, shape.price_per_hour_usd) == (2, exact * 2)
+
+    shown = float(exact)
+    row = client.get("/api/instances").json()["results"][0]
+    assert row["price"]["price_per_hour"] == shown
+    plan = client.get("/api/plan?gpus=8").json()["results"][0]
+    assert plan["price_per_hour_usd"] == shown
+    estimate = client.get("/api/estimate?params_b=7&mode=inference&nodes=1").json()["results"][0]
+    assert estimate["cost_per_hour_usd"] == shown  # the record built by instance_spec
 
 
 def test_a_row_has_the_contract_shape(client, cny_row):

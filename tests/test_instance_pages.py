@@ -9,6 +9,7 @@ from django.core import mail
 from django.test import Client, override_settings
 
 from offerings.models import CorrectionReport, PriceObservation, ScrapeRun
+from offerings.table.parameters import parse_id
 from tests.conftest import make_offer
 
 # Every view here runs with lazy loads raising (Django 6.1 fetch modes): no N+1 can hide.
@@ -135,6 +136,49 @@ def test_ticked_rows_in_the_table_lead_to_compare_keeping_the_filters(client, ca
     ib, efa = catalog["ib"], catalog["efa"]
     body = client.get(f"/?nvlink=true&compare={ib.pk}&compare={efa.pk}").content.decode()
     assert f"/compare/?ids={ib.pk}%2C{efa.pk}&amp;from=nvlink%3Dtrue" in body
+
+
+ARABIC_INDIC = str.maketrans("0123456789", "٠١٢٣٤٥٦٧٨٩")
+
+
+@pytest.mark.parametrize(
+    ("token", "pk"),
+    [
+        ("12", 12),
+        ("0", 0),
+        ("9" * 18, 10**18 - 1),
+        ("9" * 19, None),  # a bigint holds 19 digits, not all of them: no 19-digit id
+        ("12345678901234567890", None),
+        ("١٢", None),  # Arabic-Indic digits: str.isdigit() and int() accept them
+        ("²", None),
+        ("+12", None),
+        ("-1", None),
+        (" 12", None),
+        ("1.0", None),
+        ("", None),
+    ],
+)
+def test_an_id_is_ascii_digits_that_fit_a_bigint(token, pk):
+    assert parse_id(token) == pk
+
+
+def test_ids_and_compare_ticks_take_the_same_ids(client, catalog):
+    """`ids` (the compare page, the estimator) and the table's `compare` ticks read a token as an
+    id by one rule: an id written in other digits, or too long for the column, is none."""
+    ib, efa = catalog["ib"], catalog["efa"]
+    foreign = str(ib.pk).translate(ARABIC_INDIC)  # int() reads it as ib's id
+    for token in (foreign, "12345678901234567890"):
+        response = client.get(f"/compare/?ids={token},{efa.pk}")
+        assert response.status_code == 400
+        assert token in response.content.decode()  # named as an unknown instance
+        estimate = client.get(f"/api/estimate?params_b=7&mode=inference&ids={token}").json()
+        assert estimate["fields"]["ids"] == [f"Unknown instance: {token}."]
+        body = client.get(f"/?compare={token}&compare={efa.pk}").content.decode()
+        assert f'value="{efa.pk}" form="filters" checked' in body
+        assert f'value="{ib.pk}" form="filters"' in body
+        assert f'value="{ib.pk}" form="filters" checked' not in body
+        assert "Select one more row to compare." in body
+    assert client.get(f"/compare/?ids={ib.pk},{efa.pk}").status_code == 200
 
 
 def test_the_gpu_page_groups_instances_by_interconnect_cheapest_first(client, catalog):

@@ -55,7 +55,22 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from offerings.estimator.phrases import Phrase, gettext_noop
+from offerings.estimator.phrases import (
+    AT_LEAST,
+    AT_MOST,
+    CHOOSE_ONE,
+    GIVE_ONCE,
+    GREATER_THAN,
+    NOT_A_NUMBER,
+    NOT_A_WHOLE_NUMBER,
+    NOT_WHOLE,
+    OUT_OF_RANGE,
+    REQUIRED,
+    TOO_MANY_NODES,
+    FieldError,
+    Phrase,
+    gettext_noop,
+)
 
 # --------------------------------------------------------------------------------------------
 # Constants (each with its source)
@@ -470,24 +485,29 @@ def _parse_int(text: str) -> int | None:
     return int(text)
 
 
-def parse_job(params: Mapping[str, Sequence[str]]) -> tuple[Job | None, dict[str, list[str]]]:
+def parse_job(
+    params: Mapping[str, Sequence[str]],
+) -> tuple[Job | None, dict[str, list[FieldError]]]:
     """Validate the estimator's query parameters; return (job, {}) or (None, {field: [messages]}).
 
     `params` maps each name to all its values (Django: `{k: request.GET.getlist(k) for k in
     request.GET}`). Only the estimator's own names are read (JOB_KEYS); filter parameters and
     `ids` are the view's. An empty value means "absent" (the no-JS form sends every field);
     `nodes` repeats, every other name given twice is invalid. Never raises.
+
+    Each message is a `FieldError` (offerings.estimator.phrases): a msgid and its values, whose
+    string is the API's English; a page says it in its language from the same msgid.
     """
-    errors: dict[str, list[str]] = {}
+    errors: dict[str, list[FieldError]] = {}
     values: dict[str, str] = {}
 
-    def error(name: str, message: str) -> None:
-        errors.setdefault(name, []).append(message)
+    def error(name: str, message: str, **arguments: Any) -> None:
+        errors.setdefault(name, []).append(FieldError(message, arguments))
 
     for name in _SINGLE_KEYS:
         given = [v for v in params.get(name, ()) if v.strip() != ""]
         if len(given) > 1:
-            error(name, "Give this parameter once.")
+            error(name, GIVE_ONCE)
         elif given:
             values[name] = given[0]
 
@@ -496,17 +516,17 @@ def parse_job(params: Mapping[str, Sequence[str]]) -> tuple[Job | None, dict[str
     ) -> float | None:
         if name not in values:
             if default is None:
-                error(name, "This field is required.")
+                error(name, REQUIRED)
             return default
         value = _parse_float(values[name])
         if value is None:
-            error(name, "Enter a number.")
+            error(name, NOT_A_NUMBER)
             return None
         if value < low or (value == low and not low_inclusive):
-            error(name, f"Must be {'at least' if low_inclusive else 'greater than'} {low:g}.")
+            error(name, AT_LEAST if low_inclusive else GREATER_THAN, n=low)
             return None
         if value > high:
-            error(name, f"Must be at most {high:g}.")
+            error(name, AT_MOST, n=high)
             return None
         return value
 
@@ -515,22 +535,22 @@ def parse_job(params: Mapping[str, Sequence[str]]) -> tuple[Job | None, dict[str
             return default
         value = _parse_int(values[name])
         if value is None:
-            error(name, "Enter a whole number.")
+            error(name, NOT_A_WHOLE_NUMBER)
             return None
         if value < low:
-            error(name, f"Must be at least {low}.")
+            error(name, AT_LEAST, n=low)
             return None
         if value > high:
-            error(name, f"Must be at most {high}.")
+            error(name, AT_MOST, n=high)
             return None
         return value
 
     params_b = number("params_b", None, 0.0, PARAMS_B_MAX, low_inclusive=False)
     mode = values.get("mode")
     if mode is None:
-        error("mode", "This field is required.")
+        error("mode", REQUIRED)
     elif mode not in MODES:
-        error("mode", f"Choose one of: {', '.join(MODES)}.")
+        error("mode", CHOOSE_ONE, n=", ".join(MODES))
     bytes_per_param = number("bytes_per_param", 2.0, 0.0, 16.0, low_inclusive=False)
     mfu = number("mfu", 0.4, 0.0, 1.0, low_inclusive=False)
     overlap = number("overlap", 0.0, 0.0, 1.0, low_inclusive=True)
@@ -549,13 +569,13 @@ def parse_job(params: Mapping[str, Sequence[str]]) -> tuple[Job | None, dict[str
         for text in given_nodes:
             value = _parse_int(text)
             if value is None:
-                error("nodes", f"{text[:20]!r} is not a whole number.")
+                error("nodes", NOT_WHOLE, n=repr(text[:20]))
             elif not 1 <= value <= NODES_MAX:
-                error("nodes", f"{value} is out of range: each must be 1 to {NODES_MAX}.")
+                error("nodes", OUT_OF_RANGE, n=value, m=NODES_MAX)
             else:
                 parsed.add(value)
         if len(parsed) > NODES_VALUES_MAX:
-            error("nodes", f"Give at most {NODES_VALUES_MAX} node counts.")
+            error("nodes", TOO_MANY_NODES, n=NODES_VALUES_MAX)
         nodes = tuple(sorted(parsed))
 
     if errors or params_b is None or mode is None:

@@ -1,4 +1,4 @@
-"""`/api/estimate` in the OpenAPI document (offerings/table/openapi.py assembles the whole)."""
+"""`/api/estimate` in the OpenAPI document (offerings/openapi.py assembles the whole)."""
 
 from __future__ import annotations
 

@@ -27,7 +27,7 @@ from offerings.estimator.calibration import (
 )
 from offerings.estimator.collectives import intra_link
 from offerings.estimator.core import GIB, InstanceSpec
-from offerings.estimator.phrases import Language, Phrase
+from offerings.estimator.phrases import FieldError, Language, Phrase
 
 NODE_CHOICES = (1, 2, 4, 8, 16, 32)
 
@@ -112,6 +112,14 @@ PAGE_LANGUAGE = Language(
 def say(phrase: Phrase) -> str:
     """A reason or verdict of the estimator in the active language (English: the API's text)."""
     return PAGE_LANGUAGE.say(phrase)
+
+
+def field_errors(errors: Mapping[str, Iterable[FieldError]]) -> dict[str, list[str]]:
+    """`parse_job`'s messages by parameter, in the active language (English: the API's text,
+    the messages' own strings)."""
+    return {
+        name: [error.say(PAGE_LANGUAGE) for error in messages] for name, messages in errors.items()
+    }
 
 
 def link_label(kind: str) -> str:
@@ -507,40 +515,3 @@ def job_assumptions(assumptions: Mapping[str, Any]) -> list[dict[str, Any]]:
             }
         )
     return rows
-
-
-# parse_job (no Django) writes English messages; each pattern here gives the same sentence
-# through gettext, so a Chinese page shows Chinese while English (and the API) stays identical.
-JOB_MESSAGES = [
-    (re.compile(r"Give this parameter once\.$"), gettext_noop("Give this parameter once.")),
-    (re.compile(r"This field is required\.$"), gettext_noop("This field is required.")),
-    (re.compile(r"Enter a number\.$"), gettext_noop("Enter a number.")),
-    (re.compile(r"Enter a whole number\.$"), gettext_noop("Enter a whole number.")),
-    (re.compile(r"Must be at least (?P<n>\S+)\.$"), gettext_noop("Must be at least %(n)s.")),
-    (
-        re.compile(r"Must be greater than (?P<n>\S+)\.$"),
-        gettext_noop("Must be greater than %(n)s."),
-    ),
-    (re.compile(r"Must be at most (?P<n>\S+)\.$"), gettext_noop("Must be at most %(n)s.")),
-    (re.compile(r"Choose one of: (?P<n>.+)\.$"), gettext_noop("Choose one of: %(n)s.")),
-    (
-        re.compile(r"(?P<n>'.*') is not a whole number\.$"),
-        gettext_noop("%(n)s is not a whole number."),
-    ),
-    (
-        re.compile(r"(?P<n>\d+) is out of range: each must be 1 to (?P<m>\d+)\.$"),
-        gettext_noop("%(n)s is out of range: each must be 1 to %(m)s."),
-    ),
-    (
-        re.compile(r"Give at most (?P<n>\d+) node counts\.$"),
-        gettext_noop("Give at most %(n)s node counts."),
-    ),
-]
-
-
-def translate_job_message(message: str) -> str:
-    """The estimator core's English message in the active language (unchanged in English)."""
-    for pattern, msgid in JOB_MESSAGES:
-        if match := pattern.match(message):
-            return gettext(msgid) % match.groupdict()
-    return message

@@ -8,9 +8,13 @@ says a phrase: `ENGLISH` is the API's (the msgids as they stand, Python's number
 page builds its own from Django's gettext (offerings.estimator.page), so the API's `reason` and
 `verdict` and the page's sentences come from the same words.
 
-Pure Python, no Django: the core imports `Phrase` and `gettext_noop` from here. The markers below
-only mark strings for `makemessages`, under the names it extracts (`gettext_noop`,
-`ngettext_lazy`, `pgettext_lazy`); a `Language` translates them when it says them.
+A message about a bad job parameter is a `FieldError`: a msgid of FIELD_MESSAGES and its
+values, whose string is the API's English, said on the page by the same `Language`.
+
+Pure Python, no Django: the core imports `Phrase`, `FieldError`, the messages and `gettext_noop`
+from here. The markers below only mark strings for `makemessages`, under the names it extracts
+(`gettext_noop`, `ngettext_lazy`, `pgettext_lazy`); a `Language` translates them when it says
+them.
 """
 
 from __future__ import annotations
@@ -192,6 +196,70 @@ def join_reasons(reasons: Iterable[Phrase]) -> str | None:
     """The API's `reason`: every reason in English, separated by semicolons; None without one."""
     reasons = tuple(reasons)
     return ENGLISH.reasons(reasons) if reasons else None
+
+
+# --------------------------------------------------------------------------------------------
+# Messages about the job's parameters
+# --------------------------------------------------------------------------------------------
+
+#: Every message `offerings.estimator.core.parse_job` gives about a parameter: a msgid, whose
+#: placeholders a `FieldError`'s values fill.
+GIVE_ONCE = gettext_noop("Give this parameter once.")
+REQUIRED = gettext_noop("This field is required.")
+NOT_A_NUMBER = gettext_noop("Enter a number.")
+NOT_A_WHOLE_NUMBER = gettext_noop("Enter a whole number.")
+AT_LEAST = gettext_noop("Must be at least %(n)s.")
+GREATER_THAN = gettext_noop("Must be greater than %(n)s.")
+AT_MOST = gettext_noop("Must be at most %(n)s.")
+CHOOSE_ONE = gettext_noop("Choose one of: %(n)s.")
+NOT_WHOLE = gettext_noop("%(n)s is not a whole number.")
+OUT_OF_RANGE = gettext_noop("%(n)s is out of range: each must be 1 to %(m)s.")
+TOO_MANY_NODES = gettext_noop("Give at most %(n)s node counts.")
+FIELD_MESSAGES = (
+    GIVE_ONCE,
+    REQUIRED,
+    NOT_A_NUMBER,
+    NOT_A_WHOLE_NUMBER,
+    AT_LEAST,
+    GREATER_THAN,
+    AT_MOST,
+    CHOOSE_ONE,
+    NOT_WHOLE,
+    OUT_OF_RANGE,
+    TOO_MANY_NODES,
+)
+
+
+def _field_values(values: Mapping[str, Any]) -> dict[str, Any]:
+    """Values as every language writes them in a parameter's message: a float in Python's
+    shortest form ("0", "100000"), anything else as it is (a whole number, a quoted text)."""
+    return {name: format(v, "g") if isinstance(v, float) else v for name, v in values.items()}
+
+
+class FieldError(str):
+    """A message about one parameter: its msgid (one of FIELD_MESSAGES) and its values.
+
+    As a string it is its English text, the API's (so a list of them reads as the messages it
+    answers); `say` gives it in another language, from the same msgid and values, so a page
+    translates the message without reading its English.
+    """
+
+    msgid: str
+    values: Mapping[str, Any]
+
+    def __new__(cls, msgid: str, values: Mapping[str, Any] | None = None) -> FieldError:
+        values = dict(values or {})
+        error = super().__new__(cls, ENGLISH.message(msgid, _field_values(values)))
+        error.msgid = msgid
+        error.values = values
+        return error
+
+    def __reduce__(self):
+        return (FieldError, (self.msgid, dict(self.values)))
+
+    def say(self, language: Language) -> str:
+        """The message in `language` (`ENGLISH`: the string itself)."""
+        return language.message(self.msgid, _field_values(self.values))
 
 
 # --------------------------------------------------------------------------------------------

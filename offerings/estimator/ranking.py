@@ -95,10 +95,12 @@ def fabric_spec(technology, bandwidth, multi_node, max_nodes) -> FabricSpec:
     )
 
 
-def usd_per_hour(price_per_hour: Decimal, currency: str, rate_date, rates: RateTable):
-    """The offer's price in USD per hour as the estimator takes it (listing.offer_usd's)."""
-    rate = rates.usd_per_unit(currency, rate_date)
-    return None if rate is None else as_float(price_per_hour * rate)
+def usd_per_hour(
+    price_per_hour: Decimal, currency: str, rate_date, rates: RateTable
+) -> float | None:
+    """The offer's price in USD per hour as the estimator takes it: `RateTable.usd` (the API's
+    figure, `offerings.table.rows.offer_usd`), as a float."""
+    return as_float(rates.usd(price_per_hour, currency, rate_date))
 
 
 def lean_rows(rows: QuerySet, rates: RateTable) -> list[tuple[Any, InstanceSpec, float | None]]:

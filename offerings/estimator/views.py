@@ -43,6 +43,7 @@ from offerings.estimator.page import (
     MODE_LABELS,
     calibration_rows,
     display_row,
+    field_errors,
     interconnect_summary,
     job_assumptions,
     job_inputs,
@@ -50,9 +51,8 @@ from offerings.estimator.page import (
     node_choices,
     result_segments,
     tier_sentence,
-    translate_job_message,
 )
-from offerings.estimator.phrases import Phrase
+from offerings.estimator.phrases import AT_LEAST, FieldError, Phrase
 from offerings.estimator.ranking import (
     first_results,
     instance_spec,
@@ -124,13 +124,11 @@ def parse_estimate_query(query: QueryDict) -> EstimateQuery:
     for name, messages in listing.errors.items():
         errors.setdefault(name, []).extend(messages)
     job, job_errors = parse_job({name: query.getlist(name) for name in query})
-    for name, messages in job_errors.items():
-        errors.setdefault(name, []).extend(translate_job_message(m) for m in messages)
     if job is not None and job.mfu < MFU_MIN:
-        errors.setdefault("mfu", []).append(
-            gettext("Must be at least %(n)s.") % {"n": f"{MFU_MIN:g}"}
-        )
+        job_errors = {"mfu": [FieldError(AT_LEAST, {"n": MFU_MIN})]}
         job = None
+    for name, messages in field_errors(job_errors).items():
+        errors.setdefault(name, []).extend(messages)
     asked = any(value.strip() for name in ("params_b", "mode") for value in query.getlist(name))
     return EstimateQuery(listing=listing, job=job, errors=errors, asked=asked)
 

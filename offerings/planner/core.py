@@ -243,10 +243,10 @@ def shapes_for(
             )
             continue
         for offer in ways.values():
-            rate = rates.usd_per_unit(offer.currency, offer.exchange_rate_date)
-            if rate is None:
+            usd = rates.usd(offer.price_per_hour, offer.currency, offer.exchange_rate_date)
+            if usd is None:
                 continue
-            total = offer.price_per_hour * rate * nodes
+            total = usd * nodes
             if max_price_per_hour is not None and total > max_price_per_hour:
                 continue
             shapes.append(

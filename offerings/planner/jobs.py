@@ -14,7 +14,7 @@ from django.http import QueryDict
 
 from offerings.estimator import core as estimator
 from offerings.estimator.estimation import estimate_inference, estimate_training, rounded
-from offerings.estimator.page import PAGE_LANGUAGE, translate_job_message
+from offerings.estimator.page import PAGE_LANGUAGE, field_errors
 from offerings.estimator.phrases import gettext_noop
 from offerings.estimator.ranking import instance_spec
 from offerings.money import RateTable
@@ -35,7 +35,7 @@ def parse_job(query: QueryDict, *, page: bool = False) -> tuple[Job | None, dict
         return None, {}
     params = {name: query.getlist(name) for name in query if name != "nodes"}
     job, errors = estimator.parse_job(params)
-    return job, {name: [translate_job_message(m) for m in ms] for name, ms in errors.items()}
+    return job, field_errors(errors)
 
 
 def estimate_shapes(shapes: Iterable[Shape], job: Job) -> None:

@@ -1,4 +1,4 @@
-"""`/api/plan` in the OpenAPI document (offerings/table/openapi.py assembles the whole)."""
+"""`/api/plan` in the OpenAPI document (offerings/openapi.py assembles the whole)."""
 
 from __future__ import annotations
 

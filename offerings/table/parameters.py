@@ -218,7 +218,10 @@ class StrictBooleanField(forms.ChoiceField):
     """Exactly `true` or `false`; anything else is an error, empty means absent."""
 
     def __init__(self, **kwargs):
-        kwargs.setdefault("choices", [("true", "yes"), ("false", "no")])
+        # The words every form and message uses for the two values.
+        kwargs.setdefault(
+            "choices", [("true", gettext_lazy("yes")), ("false", gettext_lazy("no (known)"))]
+        )
         super().__init__(**kwargs)
 
     def clean(self, value):
@@ -234,9 +237,13 @@ class ListingForm(forms.Form):
     """Listing options that are not filters: paging, export format and display currency."""
 
     page = forms.IntegerField(min_value=1, max_value=1_000_000, required=False)
-    page_size = forms.IntegerField(min_value=1, max_value=PAGE_SIZE_MAX, required=False)
+    page_size = forms.IntegerField(
+        min_value=1, max_value=PAGE_SIZE_MAX, required=False, label=gettext_lazy("Rows per page")
+    )
     format = forms.ChoiceField(choices=[("csv", "CSV"), ("json", "JSON")], required=False)
-    currency = forms.ChoiceField(choices=[(c, c) for c in DISPLAY_CURRENCIES], required=False)
+    currency = forms.ChoiceField(
+        choices=[(c, c) for c in DISPLAY_CURRENCIES], required=False, label=gettext_lazy("Currency")
+    )
 
 
 class InstanceFilterSet(django_filters.FilterSet):
@@ -614,6 +621,19 @@ def invalid_parameters(errors: dict[str, list[str]]) -> JsonResponse:
     return JsonResponse({"error": "invalid_parameters", "fields": errors}, status=400)
 
 
+#: Fewer digits than a bigint's largest value (19 digits): every id token fits the column.
+ID_DIGITS_MAX = 18
+
+
+def parse_id(token: str) -> int | None:
+    """The database id a token names, or None: ASCII digits only (no sign, no space, no "١٢"
+    or "²", which `str.isdigit` accepts) and short enough for a bigint. The one test of "is this
+    token an id", for `ids` (`parse_instance_ids`) and the table's `compare` ticks."""
+    if token.isascii() and token.isdigit() and len(token) <= ID_DIGITS_MAX:
+        return int(token)
+    return None
+
+
 def parse_instance_ids(
     value: str, queryset: QuerySet | None = None, minimum: int = 1, maximum: int = 1000
 ) -> tuple[list[InstanceType], list[str]]:
@@ -633,7 +653,7 @@ def parse_instance_ids(
             gettext("Give between %(min)s and %(max)s instances, separated by commas.")
             % {"min": minimum, "max": maximum}
         ]
-    numeric = [int(t) for t in tokens if t.isascii() and t.isdigit() and len(t) < 19]
+    numeric = [pk for pk in map(parse_id, tokens) if pk is not None]
     pairs = []
     for token in tokens:
         if "/" in token:

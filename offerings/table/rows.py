@@ -95,10 +95,9 @@ def serialize_collective_result(result: CollectiveResult) -> dict:
 
 def offer_usd(offer: Offer, gpu_count: int, rates: RateTable) -> tuple[Decimal | None, ...]:
     """Exact USD per hour and per GPU-hour, from the price charged and its dated rate."""
-    rate = rates.usd_per_unit(offer.currency, offer.exchange_rate_date)
-    if rate is None:
+    per_hour = rates.usd(offer.price_per_hour, offer.currency, offer.exchange_rate_date)
+    if per_hour is None:
         return None, None
-    per_hour = offer.price_per_hour * rate
     return per_hour, per_hour / gpu_count
 
 

@@ -12,7 +12,6 @@ from django.http import HttpRequest, HttpResponse, JsonResponse, QueryDict
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils import timezone
-from django.utils.translation import gettext
 from django.views.decorators.http import require_safe
 from django.views.decorators.vary import vary_on_headers
 
@@ -22,7 +21,6 @@ from offerings.models import (
     listing_prefetches,
 )
 from offerings.money import RateTable
-from offerings.table import openapi
 from offerings.table.counts import listing_counts
 from offerings.table.parameters import (
     LISTING_OPTIONS,
@@ -31,6 +29,7 @@ from offerings.table.parameters import (
     invalid_parameters,
     known_parameters,
     match_condition,
+    parse_id,
     parse_listing_query,
 )
 from offerings.table.presets import PRESETS
@@ -81,9 +80,7 @@ def export(request: HttpRequest, listing: ListingQuery, rates: RateTable) -> Htt
 def compare_selection(query: QueryDict) -> tuple[list[int], str]:
     """The rows ticked for comparison, and the compare link that remembers the filters."""
     ids = list(
-        dict.fromkeys(
-            int(v) for v in query.getlist("compare") if v.isascii() and v.isdigit() and len(v) < 19
-        )
+        dict.fromkeys(pk for pk in map(parse_id, query.getlist("compare")) if pk is not None)
     )
     filters = query.copy()
     for name in ("compare", "page"):
@@ -96,14 +93,10 @@ def compare_selection(query: QueryDict) -> tuple[list[int], str]:
 
 # The parameters that narrow the rows (everything the form has but how the rows are shown).
 NARROWING = [name for name in InstanceFilterSet.base_filters if name != "sort"]
-BOOLEANS = ("nvlink", "nvswitch", "rdma", "gpudirect_rdma", "multi_node", "available")
 
 
 def _shown_values(form, name: str, values: list[str]) -> str:
     """The values of one parameter as the form shows them (`Europe`, `yes`, `H100 SXM`)."""
-    if name in BOOLEANS:
-        words = {"true": gettext("yes"), "false": gettext("no (known)")}
-        return ", ".join(words.get(value, value) for value in values)
     choices = getattr(form.fields[name], "choices", None)
     labels = {str(value): str(label) for value, label in choices} if choices else {}
     return ", ".join(labels.get(value, value) for value in values)
@@ -248,8 +241,3 @@ def api_instances(request: HttpRequest) -> HttpResponse:
         next_url = absolute_url(request, f"{request.path}?{query.urlencode()}")
     body = {"count": page.paginator.count, "next": next_url, "results": results}
     return JsonResponse(body, json_dumps_params={"ensure_ascii": False})
-
-
-@require_safe
-def api_openapi(request: HttpRequest) -> JsonResponse:
-    return JsonResponse(openapi.document(absolute_url(request, "/")))

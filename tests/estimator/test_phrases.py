@@ -10,11 +10,14 @@ import pytest
 from django.utils import translation
 
 from offerings.estimator import page
-from offerings.estimator.core import FabricSpec, GpuLinkSpec, InstanceSpec, Job
+from offerings.estimator.core import FabricSpec, GpuLinkSpec, InstanceSpec, Job, parse_job
 from offerings.estimator.estimation import estimate
 from offerings.estimator.phrases import (
+    AT_MOST,
+    FIELD_MESSAGES,
     LINK_NAMES,
     PHRASES,
+    FieldError,
     Phrase,
     Wording,
     english,
@@ -237,3 +240,22 @@ def test_link_kinds_are_named_once_for_sentences_and_table_cells():
 def test_an_unknown_phrase_code_is_a_bug():
     with pytest.raises(ValueError, match="unknown phrase code"):
         english(Phrase("no-such-code"))
+
+
+def test_a_job_message_is_a_msgid_and_values_whose_string_is_the_apis_english():
+    _, errors = parse_job({"params_b": ["1e9"], "mode": ["train-ddp"], "nodes": ["two"]})
+    (too_big,) = errors["params_b"]
+    assert isinstance(too_big, FieldError)
+    assert (too_big.msgid, too_big.values) == (AT_MOST, {"n": 100_000.0})
+    assert too_big == "Must be at most 100000."  # a float as Python writes it shortest
+    assert all(e.msgid in FIELD_MESSAGES for messages in errors.values() for e in messages)
+    with translation.override("en"):
+        assert page.field_errors(errors) == {
+            "params_b": ["Must be at most 100000."],
+            "nodes": ["'two' is not a whole number."],
+        }
+    with translation.override("zh-hans"):  # the same values in the msgid's Chinese
+        assert page.field_errors(errors) == {
+            "params_b": ["不能大于 100000。"],
+            "nodes": ["'two' 不是整数。"],
+        }

@@ -16,7 +16,7 @@ from django.core.cache import caches
 from django.test import Client, override_settings
 from django_ratelimit import core as ratelimit_core
 
-from offerings.table import openapi
+from offerings import openapi
 
 pytestmark = pytest.mark.django_db
 
