@@ -13,9 +13,9 @@ from offerings.models import FabricTechnology, InstanceType, OfferKind
 from offerings.table.parameters import (
     ListingParameters,
     ListingQuery,
-    match_condition,
     matching_offers,
     offer_condition,
+    parameter_condition,
     row_condition,
 )
 
@@ -43,23 +43,29 @@ def _reporting(parameters: ListingParameters) -> Q:
     return Exists(matching_offers(reported if others is None else others & reported))
 
 
+def _offers(condition: Q | None) -> Q:
+    return Q() if condition is None else Exists(matching_offers(condition))
+
+
 def count_aggregates(parameters: ListingParameters) -> dict:
-    """Every figure of the filter page's counts, as aggregates over the visible rows."""
-    fabric_rows = match_condition(parameters, without="fabric")
-    kind_rows = row_condition(parameters)
-    available_rows = match_condition(parameters, without="available")
-    known = available_rows & _reporting(parameters)
+    """Every figure of the filter page's counts, as aggregates over the rows the row parameters
+    but `fabric` keep (`listing_counts` filters on those once, so a long search is evaluated once
+    per row, not once per figure)."""
+    fabric = parameter_condition(parameters, "fabric")
+    every_price = _offers(offer_condition(parameters))
+    other_prices = _offers(offer_condition(parameters, without="available"))
+    known = fabric & other_prices & _reporting(parameters)
     return {
-        "total": Count("pk", filter=match_condition(parameters)),
+        "total": Count("pk", filter=fabric & every_price),
         **{
-            f"fabric:{tech}": Count("pk", filter=fabric_rows & Q(fabric__technology=tech))
+            f"fabric:{tech}": Count("pk", filter=every_price & Q(fabric__technology=tech))
             for tech in FabricTechnology.values
         },
         **{
-            f"kind:{kind}": Count("pk", filter=kind_rows & _kind_condition(parameters, kind))
+            f"kind:{kind}": Count("pk", filter=fabric & _kind_condition(parameters, kind))
             for kind in OfferKind.values
         },
-        "availability:total": Count("pk", filter=available_rows),
+        "availability:total": Count("pk", filter=fabric & other_prices),
         "availability:known": Count("pk", filter=known),
         "availability:providers": ArrayAgg(
             "provider__name", filter=known, distinct=True, order_by="provider__name", default=[]
@@ -71,7 +77,9 @@ def listing_counts(listing: ListingQuery) -> ListingCounts:
     """The page's counts for a parsed listing, in one query (none for an invalid one)."""
     if not listing.is_valid:
         return ListingCounts(None, {}, None)
-    counts = InstanceType.objects.visible().aggregate(**count_aggregates(listing.parameters))
+    parameters = listing.parameters
+    rows = InstanceType.objects.visible().filter(row_condition(parameters, without="fabric"))
+    counts = rows.aggregate(**count_aggregates(parameters))
     facets: dict[str, dict[str, int]] = {"fabric": {}, "price_kind": {}}
     availability: dict = {}
     for key, value in counts.items():

@@ -246,11 +246,26 @@ class ListingForm(forms.Form):
     )
 
 
+SEARCH_WORDS_MAX = 12
+
+
+def at_most_words(value: str) -> None:
+    """A search of many words costs a condition per word on every row: a dozen is plenty."""
+    if len(value.split()) > SEARCH_WORDS_MAX:
+        raise ValidationError(
+            gettext_lazy("Search for at most %(n)s words."),
+            code="too_many_words",
+            params={"n": SEARCH_WORDS_MAX},
+        )
+
+
 class InstanceFilterSet(django_filters.FilterSet):
     """Parses and validates the listing's parameters (its form); which rows and offers match is
     decided by the pure functions below, from `ListingParameters`."""
 
-    q = django_filters.CharFilter(max_length=200, label=gettext_lazy("Search"))
+    q = django_filters.CharFilter(
+        max_length=200, validators=[at_most_words], label=gettext_lazy("Search")
+    )
     gpu = django_filters.ModelMultipleChoiceFilter(
         queryset=GpuModel.objects.order_by("slug"),
         to_field_name="slug",
@@ -430,6 +445,13 @@ ROW_RULES: dict[str, Any] = {
     "gpudirect_rdma": lambda value, bases: Q(fabric__gpudirect_rdma=value),
     "multi_node": lambda value, bases: Q(fabric__multi_node=value),
 }
+
+
+def parameter_condition(parameters: ListingParameters, name: str) -> Q:
+    """The rows one row parameter keeps (everything when it is not given)."""
+    if name not in parameters.given:
+        return Q()
+    return row_condition(dataclasses.replace(parameters, given={name: parameters.given[name]}))
 
 
 def row_condition(parameters: ListingParameters, without: str | None = None) -> Q:

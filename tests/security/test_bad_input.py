@@ -156,3 +156,22 @@ def test_refreshing_a_provider_that_is_there_still_redirects_to_it(admin_client,
     response = admin_client.post(f"/admin/offerings/provider/{provider.pk}/refresh/")
     assert response.status_code == 302
     assert response["Location"] == f"/admin/offerings/provider/{provider.pk}/change/"
+
+
+# -- a search of many words ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("prefix", ["", "/zh-hans"])
+def test_a_search_of_many_words_answers_400_naming_the_limit(client, prefix):
+    words = " ".join(chr(97 + n % 26) for n in range(90))  # 179 characters, under the 200
+    response = client.get(f"{prefix}/", {"q": words, "nvlink": "true", "fabric": "infiniband"})
+    assert response.status_code == 400
+    text = "搜索词最多 12 个。" if prefix else "Search for at most 12 words."
+    assert text in response.content.decode()
+    api = client.get("/api/instances", {"q": words})
+    assert api.status_code == 400
+    assert api.json()["fields"]["q"] == ["Search for at most 12 words."]
+
+
+def test_a_search_of_a_dozen_words_is_answered(client):
+    assert client.get("/api/instances", {"q": " ".join(["h100"] * 12)}).status_code == 200
