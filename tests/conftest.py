@@ -6,6 +6,7 @@ from datetime import UTC, date, datetime
 from decimal import Decimal
 
 import pytest
+from django.utils import translation
 
 from offerings.models import (
     Fabric,
@@ -18,6 +19,14 @@ from offerings.models import (
 )
 
 SOURCE = "https://docs.example.com/spec"
+
+
+@pytest.fixture(autouse=True)
+def _default_language_after_each_test():
+    """A request under /zh-hans/ leaves Chinese active in this thread (LocaleMiddleware does not
+    switch back): every test starts from the default language, whatever ran before it."""
+    yield
+    translation.deactivate()
 
 
 @pytest.fixture
@@ -186,6 +195,129 @@ def catalog(db):
     make_offer(rows["pcie"], use1, price="6.00", kind="reserved", term_months=12)  # 1.50
     make_offer(rows["bridge"], fin, price="2.00", available=True)  # 1.00
     return rows
+
+
+# -- The shipped catalog: loaded once per session, restored into each test that asks ---------------
+
+
+class ShippedCatalog:
+    """The rows `load_catalog` writes from fixtures/ into an empty database, held as COPY data.
+
+    `capture()` runs the load once, in a transaction it rolls back, so a test that does not ask
+    for the catalog still sees an empty database. `restore()` writes the same rows, ids and all,
+    back into the current (test's) transaction: one COPY per table instead of a whole load.
+    Foreign keys are deferred to the end of the transaction, so the tables' order does not matter.
+    """
+
+    VERSION = "offerings_catalogversion"  # the one counter row (migration 0005), not copied
+
+    def __init__(self):
+        self.tables: list[tuple[str, bytes]] = []  # (table, its rows in COPY's binary format)
+        self.sequences: list[tuple[str, int]] = []  # (sequence, the highest id loaded)
+        self.version_step = 0  # how far the load moved the counter, less the restore's own moves
+
+    @staticmethod
+    def _states(cursor, tables) -> dict[str, tuple[int, str]]:
+        """Each table's row count and a digest of all its rows."""
+        from django.db import connection
+
+        states = {}
+        for table in tables:
+            cursor.execute(
+                "SELECT count(*), md5(coalesce(string_agg(t::text, '|' ORDER BY t::text), '')) "
+                f"FROM {connection.ops.quote_name(table)} t"
+            )
+            states[table] = cursor.fetchone()
+        return states
+
+    def _version(self, cursor) -> int:
+        cursor.execute(f"SELECT counter FROM {self.VERSION} WHERE id = 1")
+        return cursor.fetchone()[0]
+
+    def capture(self) -> None:
+        from django.core.management import call_command
+        from django.db import connection, transaction
+
+        qn = connection.ops.quote_name
+        with transaction.atomic(), connection.cursor() as cursor:
+            names = connection.introspection.django_table_names(only_existing=True)
+            tables = sorted(set(names) - {self.VERSION})
+            # A flush (tests/providers/hostile_support.py) removes the counter row; the triggers
+            # would bring it back at the current time in milliseconds, so the step is counted
+            # from a row that is there.
+            cursor.execute(
+                f"INSERT INTO {self.VERSION} (id, counter, changed_at) VALUES (1, 0, now()) "
+                "ON CONFLICT (id) DO NOTHING"
+            )
+            before, version = self._states(cursor, tables), self._version(cursor)
+            call_command("load_catalog", verbosity=0)
+            after = self._states(cursor, tables)
+            written = [table for table in tables if after[table] != before[table]]
+            if held := [table for table in written if before[table][0]]:
+                raise RuntimeError(f"shipped: {held} held rows before the catalog was loaded")
+            step = self._version(cursor) - version
+            for table in written:
+                with cursor.copy(f"COPY {qn(table)} TO STDOUT (FORMAT binary)") as copy:
+                    self.tables.append((table, b"".join(copy)))
+                for sequence in connection.introspection.get_sequences(cursor, table):
+                    cursor.execute(f"SELECT max({qn(sequence['column'])}) FROM {qn(table)}")
+                    self.sequences.append((sequence["name"], cursor.fetchone()[0]))
+            transaction.set_rollback(True)
+        # A trial restore: it must give exactly the rows the load gave. Its own statements move
+        # the counter too (each COPY fires its table's trigger, and the offers' trigger of
+        # migration 0006 updates instance types), so the step it adds is what the load's is not.
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute(
+                f"INSERT INTO {self.VERSION} (id, counter, changed_at) VALUES (1, 0, now()) "
+                "ON CONFLICT (id) DO NOTHING"
+            )
+            start = self._version(cursor)
+            self.restore()
+            if self._states(cursor, tables) != after:
+                raise RuntimeError("shipped: the restored rows differ from the loaded ones")
+            self.version_step = step - (self._version(cursor) - start)
+            transaction.set_rollback(True)
+
+    def restore(self) -> None:
+        from django.db import connection
+
+        qn = connection.ops.quote_name
+        with connection.cursor() as cursor:
+            for table, data in self.tables:
+                with cursor.copy(f"COPY {qn(table)} FROM STDIN (FORMAT binary)") as copy:
+                    copy.write(data)
+            # The counter moves as far as a load moves it: the data version caches key on.
+            cursor.execute(
+                f"UPDATE {self.VERSION} SET counter = counter + %s WHERE id = 1",
+                [self.version_step],
+            )
+            # Sequences are not rolled back, so they are already past these ids, unless a flush
+            # reset them (tests/providers/hostile_support.py): a row a test creates must not
+            # collide with a restored one. Never moved back, so no id comes round again.
+            for sequence, highest in self.sequences:
+                cursor.execute(
+                    f"SELECT setval(%s, greatest(%s, last_value)) FROM {qn(sequence)}",
+                    [sequence, highest],
+                )
+
+
+@pytest.fixture(scope="session")
+def _shipped_catalog(django_db_setup, django_db_blocker) -> ShippedCatalog:
+    """`load_catalog` of fixtures/, run once per test session (see ShippedCatalog)."""
+    catalog = ShippedCatalog()
+    with django_db_blocker.unblock():
+        catalog.capture()
+    return catalog
+
+
+@pytest.fixture
+def shipped(db, _shipped_catalog) -> None:
+    """The catalog exactly as the repository ships it: `manage.py load_catalog` of fixtures/.
+
+    Loaded once per session and restored into this test's transaction, so it goes with the
+    rollback like anything else the test writes; ids and the catalog version are the load's.
+    """
+    _shipped_catalog.restore()
 
 
 # -- Chromium for the browser tests (tests/browser/, tests/security/) ------------------------------

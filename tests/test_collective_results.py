@@ -75,8 +75,7 @@ def test_a_recorded_result_keeps_its_source_configuration_and_gpus_across_nodes(
 # -- the one writer ------------------------------------------------------------------------------
 
 
-def test_load_catalog_stores_the_recorded_results_and_a_second_load_changes_nothing(db):
-    load()
+def test_load_catalog_stores_the_recorded_results_and_a_second_load_changes_nothing(shipped):
     assert CollectiveResult.objects.count() == 21
     row = CollectiveResult.objects.get(
         instance__provider__slug="coreweave",
@@ -94,8 +93,7 @@ def test_load_catalog_stores_the_recorded_results_and_a_second_load_changes_noth
     assert sorted(map(str, CollectiveResult.objects.values_list())) == before
 
 
-def test_a_curators_edit_lock_and_own_result_survive_the_next_load(db):
-    load()
+def test_a_curators_edit_lock_and_own_result_survive_the_next_load(shipped):
     edited = CollectiveResult.objects.get(
         instance__slug="a3-megagpu-8g", message_bytes=GIB, nodes=2
     )

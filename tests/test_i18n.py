@@ -8,6 +8,7 @@ anyone has rerun `makemessages`.
 
 from __future__ import annotations
 
+import html
 import io
 import json
 import re
@@ -19,9 +20,10 @@ from babel.messages.mofile import write_mo
 from babel.messages.pofile import read_po
 from django.conf import settings
 from django.core.cache import cache
-from django.core.management import call_command
+from django.utils import translation
 from django.utils.translation.template import templatize
 
+from offerings.estimator.phrases import FIELD_MESSAGES
 from offerings.models import Provider, ScrapeRun
 from tests.content.test_content import parse, visible_text
 
@@ -175,12 +177,6 @@ ESTIMATES = [
 ENGLISH_WORDS = re.compile(r"\b[a-z]{2,}[ -][a-z]{2,}\b")
 
 
-@pytest.fixture
-def shipped(db):
-    """The shipped catalog: every kind of link, fabric and verdict the estimator can give."""
-    call_command("load_catalog", stdout=io.StringIO())
-
-
 def _estimator_texts(html: str) -> list[str]:
     """The verdicts, the reasons a row does not fit, and the instances one domain holds."""
     cells = re.findall(r'<td class="verdict">(.*?)</td>', html, re.DOTALL)
@@ -279,6 +275,112 @@ def test_estimator_input_errors_are_chinese_on_chinese_pages_and_english_in_the_
     api = client.get("/api/estimate?params_b=-1&mode=train-fsdp&mfu=abc&nodes=0").json()
     assert api["fields"]["params_b"] == ["Must be greater than 0."]
     assert api["fields"]["mfu"] == ["Enter a number."]
+
+
+#: Bad job parameters, each with every message it gets: (parameter, msgid, values as written).
+#: Together they give every message of FIELD_MESSAGES (the estimator's mfu floor is its view's).
+NODES_33 = "&".join(f"nodes={n}" for n in range(1, 34))
+BAD_JOBS = [
+    (
+        "params_b=-1&mode=pretrain&mfu=1.5&overlap=-0.1&tokens_per_step=4.5&batch=0"
+        f"&nodes=two&nodes=0&{NODES_33}",
+        [
+            ("params_b", "Must be greater than %(n)s.", {"n": "0"}),
+            ("mode", "Choose one of: %(n)s.", {"n": "train-ddp, train-fsdp, inference"}),
+            ("mfu", "Must be at most %(n)s.", {"n": "1"}),
+            ("overlap", "Must be at least %(n)s.", {"n": "0"}),
+            ("tokens_per_step", "Enter a whole number.", {}),
+            ("batch", "Must be at least %(n)s.", {"n": "1"}),
+            ("nodes", "%(n)s is not a whole number.", {"n": "'two'"}),
+            ("nodes", "%(n)s is out of range: each must be 1 to %(m)s.", {"n": "0", "m": "1024"}),
+            ("nodes", "Give at most %(n)s node counts.", {"n": "32"}),
+        ],
+    ),
+    (
+        "params_b=seven&mode=train-ddp&mode=inference&params_b=",
+        [
+            ("params_b", "Enter a number.", {}),
+            ("mode", "Give this parameter once.", {}),
+            ("mode", "This field is required.", {}),  # no one value was given
+        ],
+    ),
+    (
+        "mode=train-ddp&bytes_per_param=17&context_tokens=x",
+        [
+            ("params_b", "This field is required.", {}),
+            ("bytes_per_param", "Must be at most %(n)s.", {"n": "16"}),
+            ("context_tokens", "Enter a whole number.", {}),
+        ],
+    ),
+    (
+        "params_b=7&mode=train-ddp&mfu=0.0001",
+        [("mfu", "Must be at least %(n)s.", {"n": "0.001"})],
+    ),
+]
+#: (API, page) of each surface that takes a job, and the bad jobs it answers: the planner ignores
+#: `nodes` (it decides the node count) and has no mfu floor.
+JOB_SURFACES = {
+    "estimate": ("/api/estimate?", "/estimate/?"),
+    "plan": ("/api/plan?gpus=8&", "/plan/?gpus=8&"),
+}
+JOB_CASES = [
+    *[("estimate", query, expected) for query, expected in BAD_JOBS],
+    *[
+        ("plan", query, [item for item in expected if item[0] != "nodes"])
+        for query, expected in BAD_JOBS
+        if "mfu=0.0001" not in query
+    ],
+]
+
+
+def _page_errors(body: str) -> dict[str, str]:
+    """The page's list of bad parameters: name -> its messages as the reader sees them."""
+    (box,) = re.findall(r'<div class="errors" role="alert">(.*?)</div>', body, re.DOTALL)
+    return {
+        name: html.unescape(text)
+        for name, text in re.findall(r"<li><code>(\w+)</code>: (.*?)</li>", box, re.DOTALL)
+    }
+
+
+def test_the_bad_jobs_give_every_message_of_the_job():
+    assert {msgid for _q, expected in BAD_JOBS for _f, msgid, _v in expected} == set(FIELD_MESSAGES)
+
+
+@pytest.mark.parametrize(("surface", "query", "expected"), JOB_CASES)
+def test_job_errors_are_the_apis_english_on_the_english_page_and_chinese_on_the_chinese_one(
+    client, db, surface, query, expected
+):
+    """One message each, said from its msgid: the API's text is the English page's, word for
+    word, and the Chinese page says the msgid's Chinese with the same values and no English."""
+    api_prefix, page_prefix = JOB_SURFACES[surface]
+    english: dict[str, list[str]] = {}
+    chinese: dict[str, list[str]] = {}
+    for name, msgid, values in expected:
+        english.setdefault(name, []).append(msgid % values)
+        with translation.override("zh-hans"):
+            said = translation.gettext(msgid) % values
+        assert CJK.search(said), said
+        chinese.setdefault(name, []).append(said)
+
+    api = client.get(api_prefix + query)
+    assert api.status_code == 400
+    assert api.json()["fields"] == english
+
+    page = client.get(page_prefix + query)
+    assert page.status_code == 400
+    assert _page_errors(page.content.decode()) == {
+        name: " ".join(messages) for name, messages in english.items()
+    }
+
+    page = client.get("/zh-hans" + page_prefix + query)
+    assert page.status_code == 400
+    body = html.unescape(page.content.decode())
+    assert _page_errors(page.content.decode()) == {
+        name: " ".join(messages) for name, messages in chinese.items()
+    }
+    for messages in english.values():
+        for message in messages:
+            assert message not in body
 
 
 #: Latin words an interface label may keep in Chinese: names of technologies and units.

@@ -192,3 +192,10 @@ def test_plain_number_drops_trailing_zeros_without_an_exponent(value, shown):
     from offerings.templatetags.catalog import plain_number
 
     assert plain_number(None if value is None else Decimal(value)) == shown
+
+
+def test_every_filter_that_narrows_the_rows_can_be_named_as_a_cause_of_an_empty_result():
+    from offerings.table.parameters import InstanceFilterSet
+    from offerings.table.views import NARROWING
+
+    assert set(NARROWING) == set(InstanceFilterSet.base_filters) - {"sort"}

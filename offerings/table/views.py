@@ -24,7 +24,6 @@ from offerings.money import RateTable
 from offerings.table.counts import listing_counts
 from offerings.table.parameters import (
     LISTING_OPTIONS,
-    InstanceFilterSet,
     ListingQuery,
     invalid_parameters,
     known_parameters,
@@ -91,8 +90,30 @@ def compare_selection(query: QueryDict) -> tuple[list[int], str]:
     return ids, f"{reverse('offerings:compare')}?{link.urlencode()}"
 
 
-# The parameters that narrow the rows (everything the form has but how the rows are shown).
-NARROWING = [name for name in InstanceFilterSet.base_filters if name != "sort"]
+# The parameters that narrow the rows, in the order the filter form shows them.
+NARROWING = (
+    "q",
+    "interconnect",
+    "nvlink",
+    "nvswitch",
+    "nvlink_bw_min",
+    "rdma",
+    "fabric",
+    "fabric_gbps_min",
+    "gpudirect_rdma",
+    "multi_node",
+    "basis",
+    "gpu",
+    "gpu_count_min",
+    "gpu_memory_min",
+    "node_memory_min",
+    "provider",
+    "price_kind",
+    "max_gpu_hour",
+    "region",
+    "geo",
+    "available",
+)
 
 
 def _shown_values(form, name: str, values: list[str]) -> str:

@@ -2,7 +2,6 @@
 
 import pytest
 from django.core.cache import cache
-from django.core.management import call_command
 
 
 @pytest.fixture(autouse=True)
@@ -11,9 +10,3 @@ def _fresh_cache():
     cache.clear()
     yield
     cache.clear()
-
-
-@pytest.fixture
-def shipped(db):
-    """The catalog exactly as the repository ships it."""
-    call_command("load_catalog", verbosity=0)

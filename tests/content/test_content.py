@@ -115,7 +115,7 @@ def visible_text(root: Element) -> str:
 # -- fixtures ---------------------------------------------------------------------------------
 
 
-# `_fresh_cache` (every test) and `shipped` are in tests/content/conftest.py.
+# `_fresh_cache` (every test) is in tests/content/conftest.py, `shipped` in tests/conftest.py.
 
 
 def get(client, path: str):

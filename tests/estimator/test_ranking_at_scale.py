@@ -3,10 +3,7 @@ full records for the page only (offerings.estimator.ranking): the order and ever
 what estimating every row in full gives, on the shipped catalog (many types, unknown facts,
 prices in other currencies, rows without a price, shared hardware)."""
 
-import io
-
 import pytest
-from django.core.management import call_command
 from django.http import QueryDict
 from django.test import RequestFactory
 
@@ -31,11 +28,6 @@ QUERIES = [
     "params_b=70&mode=inference&context_tokens=32768&batch=4&nodes=1&nodes=2",
     "params_b=1&mode=train-fsdp&price_kind=spot&nodes=1&nodes=2",
 ]
-
-
-@pytest.fixture
-def shipped(db):
-    call_command("load_catalog", stdout=io.StringIO())
 
 
 def full_run(params: str) -> list[dict]:

@@ -4,13 +4,11 @@ The model itself is tested in test_core.py; these tests check the wiring: catalo
 InstanceSpecs, the row's price per node, filters and ids, rounding, errors, and query counts.
 """
 
-import io
 import json
 import re
 from decimal import Decimal
 
 import pytest
-from django.core.management import call_command
 
 from offerings.estimator.calibration import CALIBRATION_POINTS
 from offerings.estimator.core import FabricSpec, GpuLinkSpec, InstanceSpec, Job
@@ -699,11 +697,6 @@ SEVENTY_B = (
     "&nodes=1&nodes=2&nodes=4&nodes=8&nodes=16"
 )
 SEVENTY_B_INFERENCE = "params_b=70&mode=inference&context_tokens=32768&batch=1&nodes=1"
-
-
-@pytest.fixture
-def shipped(db):
-    call_command("load_catalog", stdout=io.StringIO())
 
 
 def test_70b_fsdp_on_the_shipped_catalog_ranks_it_and_page_and_api_agree(client, shipped):
