@@ -5,7 +5,7 @@ against their own database (BENCH_DATABASE_URL, default `gpucatalog_bench` on 12
 `gpucatalog_bench_50000` for BENCH_SCALE=50000)
 and their own Redis database (BENCH_REDIS_URL, default DB 9), so they never touch anyone else's
 data. The environment is the same whatever DJANGO_ENV says: DEBUG off, rate limits off
-(as the README's public interface section says), no SSL redirect, local host names allowed.
+(as docs/interface.md says of the benchmark settings), no SSL redirect, local host names allowed.
 """
 
 from __future__ import annotations
@@ -117,6 +117,8 @@ class Figure:
     target: str
     passed: bool | None  # None: informational, no target
     note: str = ""
+    # An issue's figure ("27.1a"): bench/run.py lists these first, in a summary of their own.
+    key: str = ""
 
     @property
     def verdict(self) -> str:
@@ -131,11 +133,20 @@ class Report:
     figures: list[Figure] = field(default_factory=list)
     details: dict = field(default_factory=dict)
     started: float = field(default_factory=time.time)
+    # The tree can move while a long run goes on: the commit when the script started, and (in
+    # `environment`) when it saved; bench/run.py shows both when they differ from the run's.
+    started_commit: str = field(default_factory=lambda: environment()["commit"])
 
     def add(
-        self, name: str, measured: str, target: str, passed: bool | None, note: str = ""
+        self,
+        name: str,
+        measured: str,
+        target: str,
+        passed: bool | None,
+        note: str = "",
+        key: str = "",
     ) -> Figure:
-        figure = Figure(name, measured, target, passed, note)
+        figure = Figure(name, measured, target, passed, note, key)
         self.figures.append(figure)
         tail = f"  ({note})" if note else ""
         print(f"  [{figure.verdict:>4}] {name}: {measured}  target {target}{tail}", flush=True)
@@ -153,6 +164,7 @@ class Report:
             "figures": [asdict(f) for f in self.figures],
             "details": self.details,
             "environment": environment(),
+            "started_commit": self.started_commit,
         }
         path.write_text(json.dumps(data, indent=2, default=str))
         failed = [f for f in self.figures if f.passed is False]

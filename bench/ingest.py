@@ -10,7 +10,7 @@ alternating so that drift hits both alike:
 - changed: every price 5% up (100,000 updates, 100,000 history rows);
 - unchanged: the same snapshot again (nothing but last-seen times should change).
 
-`offerings.services.upsert_offers(run, batch)` (the production path, timed from the
+`offerings.writer.upsert_offers(run, batch)` (the production path, timed from the
 ScrapeBatch to the committed run) is compared with the floor: COPY of the same rows into a
 temporary staging table plus one hand-written `INSERT ... ON CONFLICT` that resolves ids, prices
 per GPU-hour, merges the offers and appends history where the price changed, all in one
@@ -239,11 +239,11 @@ def baseline(connection, provider_id: int, batch) -> float:
 
 
 def through_upsert(provider, batch):
-    from offerings import services
+    from offerings import writer
 
     start = time.perf_counter()
-    run = services.start_scrape_run(provider, trigger="bench")
-    run = services.upsert_offers(run, batch)
+    run = writer.start_scrape_run(provider, trigger="bench")
+    run = writer.upsert_offers(run, batch)
     elapsed = time.perf_counter() - start
     if run.status != "succeeded":
         raise RuntimeError(f"upsert_offers ended {run.status}: {run.error_messages}")

@@ -1,17 +1,22 @@
-"""Run every benchmark and write bench/RESULTS.md (issue 11).
+"""Run every benchmark and write the generated section of bench/RESULTS.md (issues 11, 27).
 
     .venv/bin/python -m bench.run [--quick] [--skip-synthetic] [--only listing,http_load]
                                   [--scale=50000]
     make bench [ARGS=--quick]
 
 Order: the synthetic catalog (skipped with --skip-synthetic when the bench database already
-holds it), then the listing, HTTP, weight and ingest benchmarks one after the other (each timed
-benchmark has the machine to itself), while the never-answering provider, which only waits on
-sockets, runs alongside them. Each script prints its figures beside their targets and saves
-them under var/bench/results/; this collects them into one Markdown table. Exits 1 when a
-figure misses its target or a script fails.
+holds it), then the listing, cold-render, HTTP, weight and ingest benchmarks one after the other
+(each timed benchmark has the machine to itself), while the never-answering provider, which
+only waits on sockets, runs alongside them. Each script prints its figures beside their targets
+and saves them under var/bench/results/; this collects them into Markdown tables: issue 27's
+figures first (both catalog sizes, each with PASS/FAIL or "not measured"), then every figure.
+Exits 1 when a figure misses its target or a script fails.
 
-The full run takes about 15-20 minutes on 2 cores; --quick (shorter load runs, fewer repeats,
+RESULTS.md keeps whatever people write in it: this replaces only the text between its two
+marker comments (GENERATED_BEGIN and GENERATED_END), and puts them under the title if a file
+has none yet.
+
+The full run takes about 15-25 minutes on 2 cores; --quick (shorter load runs, fewer repeats,
 scaled-down timeouts) about 6. `--scale=N` runs the synthetic catalog and the listing only, at N
 instance types, in a database and a results folder of their own (bench/common.py), and writes
 their section of RESULTS.md after the default run's.
@@ -55,17 +60,36 @@ from bench.common import (  # noqa: E402
     environment,
 )
 
-SCRIPTS = ["synthetic", "listing", "http_load", "weight", "ingest", "never_answers"]
+SCRIPTS = ["synthetic", "listing", "cold", "http_load", "weight", "ingest", "never_answers"]
 TITLES = {
     "synthetic": "1. Synthetic catalog",
     "listing": "2. Listing at that size (in-process)",
+    "cold": "2b. Cold renders of never-seen filter URLs (in-process)",
     "ingest": "3. Ingest",
     "http_load": "4. HTTP under load",
     "weight": "5. Page weight and vitals",
     "never_answers": "7. A provider that never answers",
 }
-SECTION_ORDER = ["synthetic", "listing", "ingest", "http_load", "weight", "never_answers"]
+SECTION_ORDER = ["synthetic", "listing", "cold", "ingest", "http_load", "weight", "never_answers"]
 RESULTS_MD = ROOT / "bench" / "RESULTS.md"
+GENERATED_BEGIN = (
+    "<!-- bench/run.py: generated results begin. Everything between these two markers is "
+    "rewritten by each run; everything outside them is kept. -->"
+)
+GENERATED_END = "<!-- bench/run.py: generated results end -->"
+# Issue 27's figures, in its order: (key, what, at which size). Figures a run did not measure
+# are listed as such, so a missing one cannot pass unseen.
+ISSUE_27 = [
+    ("27.1a", "cold filter URLs: median (beyond its SQL / yardstick), page and API", DEFAULT_SCALE),
+    ("27.1b", "cold filter URLs: p95 (beyond its SQL / yardstick), page and API", DEFAULT_SCALE),
+    ("27.2", "cached throughput / no-work", DEFAULT_SCALE),
+    ("27.3", "a 304 / a full render", DEFAULT_SCALE),
+    ("27.4", "peak memory per worker, every scenario", DEFAULT_SCALE),
+    ("27.5", "cold default page at 50,000 types / at 5,000", 50_000),
+    ("27.6a", "estimator's and planner's first page / their SQL", DEFAULT_SCALE),
+    ("27.6b", "default page's statements (cold render)", DEFAULT_SCALE),
+    ("27.6b", "default page's statements (cold render)", 50_000),
+]
 
 
 def catalog_present() -> bool:
@@ -93,6 +117,36 @@ def load(directory: Path) -> tuple[dict[str, dict], dict]:
     return results, json.loads(record.read_text()) if record.exists() else {}
 
 
+def commit_text(commit: str) -> str:
+    """`abc1234`, and "with uncommitted changes" when the tree was dirty."""
+    if commit.endswith("+dirty"):
+        return f"`{commit.removesuffix('+dirty')}` with uncommitted changes"
+    return f"`{commit}`"
+
+
+def script_commits(results: dict[str, dict], run_commit: str) -> str:
+    """Which scripts measured another commit than the run's record (taken at its end)."""
+    by_commit: dict[tuple[str, str], list[str]] = {}
+    for name in SECTION_ORDER:
+        data = results.get(name)
+        if not data:
+            continue
+        end = data.get("environment", {}).get("commit", run_commit)
+        start = data.get("started_commit", end)
+        by_commit.setdefault((start, end), []).append(TITLES[name].split(" ", 1)[0].rstrip("."))
+    if set(by_commit) <= {(run_commit, run_commit)}:
+        return ""
+
+    def shown(start: str, end: str) -> str:
+        dirty = "+dirty" in start + end
+        names = [f"`{c.removesuffix('+dirty')}`" for c in dict.fromkeys([start, end])]
+        return " -> ".join(names) + (" with uncommitted changes" if dirty else "")
+
+    return "; ".join(
+        f"items {', '.join(names)} at {shown(*commits)}" for commits, names in by_commit.items()
+    )
+
+
 def section(results: dict[str, dict], record: dict) -> tuple[list[str], list[str], list]:
     """One run's table: its lines, its failing figures and its figures with no target."""
     env = record.get("environment") or environment()
@@ -102,14 +156,14 @@ def section(results: dict[str, dict], record: dict) -> tuple[list[str], list[str
     flags = (" --quick" if quick else "") + ("" if scale == DEFAULT_SCALE else f" --scale={scale}")
     written = record.get("written") or f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC"
     lines = [
-        f"Written by `bench/run.py{flags}` on {written}, commit "
-        f"`{env['commit']}`, {env['cpus']} CPUs ({env['machine']}), Python {env['python']}, "
+        f"Written by `bench/run.py{flags}` on {written}, commit {commit_text(env['commit'])}, "
+        f"{env['cpus']} CPUs ({env['machine']}), Python {env['python']}, "
         f"{record.get('elapsed_s', 0) / 60:.1f} minutes in all. Load average at the end: "
         f"{', '.join(map(str, env['load_average_1_5_15']))} (other work on the machine moves "
         "absolute times; ratios are measured within one run). "
         + (
-            "**Quick mode**: shorter load runs, fewer repeats, scaled timeouts; use the full "
-            "run for the README."
+            "**Quick mode**: shorter load runs, fewer repeats, scaled timeouts; only a full "
+            "run's figures count."
             if quick
             else ""
         ),
@@ -117,6 +171,9 @@ def section(results: dict[str, dict], record: dict) -> tuple[list[str], list[str
         "| figure | target | measured | result |",
         "|---|---|---|---|",
     ]
+    moved = script_commits(results, env["commit"])
+    if moved:
+        lines[0] += f"The tree moved during the run: {moved}."
     failing = []
     info = []
     for name in SECTION_ORDER:
@@ -151,31 +208,72 @@ def info_table(info: list) -> list[str]:
     return lines
 
 
-def write_markdown() -> int:
-    """bench/RESULTS.md from every saved run: the default scale's first, then each other
-    scale's in a section of its own. Returns the number of failing figures of this scale."""
-    results, record = load(RESULTS_ROOT / "results")
-    lines, failing, info = section(results, record)
-    out = ["# Benchmark results", "", *lines, "", "## Failing", ""]
-    out += [f"- {cell(item)}" for item in failing] or ["- nothing"]
-    out += ["", "## Other figures (no target)", "", *info_table(info)]
-    counts = {DEFAULT_SCALE: len(failing)}
+def issue_table(runs: dict[int, tuple[dict, dict]]) -> tuple[list[str], int]:
+    """Issue 27's figures from every saved run (the default size and each other one): the
+    table's lines and how many of them fail or were not measured."""
+    lines = ["| figure | at | target | measured | result |", "|---|---|---|---|---|"]
+    missing = 0
+    for key, what, scale in ISSUE_27:
+        results, record = runs.get(scale, ({}, {}))
+        found = [
+            f for data in results.values() for f in data.get("figures", []) if f.get("key") == key
+        ]
+        where = f"{scale:,} types"
+        if record.get("quick"):
+            where += " (quick)"
+        if not found:
+            missing += 1
+            how = "" if scale == DEFAULT_SCALE else f" (`make bench ARGS=--scale={scale}`)"
+            lines.append(f"| {cell(what)} | {where} | | not measured{how} | **not measured** |")
+            continue
+        for f in found:
+            verdict = "PASS" if f["passed"] else "**FAIL**"
+            missing += 0 if f["passed"] else 1
+            lines.append(
+                f"| {cell(f['name'])} | {where} | {cell(f['target'])} | "
+                f"{cell(f['measured'])} | {verdict} |"
+            )
+    return lines, missing
+
+
+def generated_section() -> tuple[str, dict[int, int]]:
+    """The generated Markdown from every saved run, and the failing figures of each size."""
+    runs = {DEFAULT_SCALE: load(RESULTS_ROOT / "results")}
     others = sorted(RESULTS_ROOT.glob("results-*"), key=lambda p: int(p.name.split("-")[1]))
     for directory in others:
-        scale = int(directory.name.split("-")[1])
-        results, record = load(directory)
+        runs[int(directory.name.split("-")[1])] = load(directory)
+    summary, not_met = issue_table(runs)
+    results, record = runs[DEFAULT_SCALE]
+    lines, failing, info = section(results, record)
+    out = [
+        "## Latest run",
+        "",
+        "### Issue 27's figures",
+        "",
+        "Collected from the runs below (the default size and `--scale=50000`); each figure's own "
+        "row, with its notes, is in the tables that follow.",
+        "",
+        *summary,
+        "",
+        f"{not_met} of issue 27's rows fail or were not measured.",
+        "",
+        f"### Every figure at {DEFAULT_SCALE:,} instance types",
+        "",
+        *lines,
+        "",
+        "### Failing",
+        "",
+    ]
+    out += [f"- {cell(item)}" for item in failing] or ["- nothing"]
+    out += ["", "### Other figures (no target)", "", *info_table(info)]
+    counts = {DEFAULT_SCALE: len(failing)}
+    for scale, (results, record) in runs.items():
+        if scale == DEFAULT_SCALE:
+            continue
         lines, failing, info = section(results, record)
         counts[scale] = len(failing)
-        out += [
-            "",
-            f"## At {scale:,} instance types",
-            "",
-            *lines,
-            "",
-            f"### Failing at {scale:,}",
-            "",
-        ]
-        out += [f"- {cell(item)}" for item in failing] or ["- nothing"]
+        out += ["", f"## At {scale:,} instance types", "", *lines, "", f"### Failing at {scale:,}"]
+        out += [""] + ([f"- {cell(item)}" for item in failing] or ["- nothing"])
         if info:
             out += ["", f"### Other figures at {scale:,} (no target)", "", *info_table(info)]
     out += [
@@ -185,9 +283,32 @@ def write_markdown() -> int:
         "Redis (DB 9), `wrk`, Node 20 for `npx lighthouse@12`, and Chromium. "
         "`make bench ARGS=--scale=50000` measures the listing and the estimator at 50,000 types "
         "(database `gpucatalog_bench_50000`) and writes its own section. See bench/README.md.",
-        "",
     ]
-    RESULTS_MD.write_text("\n".join(out))
+    return "\n".join(out), counts
+
+
+def replace_generated(text: str, generated: str) -> str:
+    """`text` with the part between the markers replaced by `generated`; a text without the
+    markers gets them (and `generated`) under its title, the rest kept as it was."""
+    block = f"{GENERATED_BEGIN}\n\n{generated}\n\n{GENERATED_END}"
+    begin = text.find(GENERATED_BEGIN)
+    end = text.find(GENERATED_END, begin + 1) if begin >= 0 else -1
+    if begin >= 0 and end >= 0:
+        return text[:begin] + block + text[end + len(GENERATED_END) :]
+    lines = text.splitlines(keepends=True)
+    title = next((i + 1 for i, line in enumerate(lines) if line.startswith("# ")), None)
+    if title is None:
+        return "# Benchmark results\n\n" + block + "\n" + ("\n" + text if text else "")
+    rest = "".join(lines[title:]).lstrip("\n")
+    return "".join(lines[:title]) + "\n" + block + "\n" + ("\n" + rest if rest else "")
+
+
+def write_markdown() -> int:
+    """The generated section of bench/RESULTS.md from every saved run. Returns the number of
+    failing figures of this scale."""
+    generated, counts = generated_section()
+    current = RESULTS_MD.read_text() if RESULTS_MD.exists() else ""
+    RESULTS_MD.write_text(replace_generated(current, generated))
     return counts.get(SCALE, 0)
 
 
@@ -241,7 +362,7 @@ def main(argv: list[str] | None = None) -> int:
             stdout=log.open("w"),
             stderr=subprocess.STDOUT,
         )
-    for name in ("listing", "http_load", "weight", "ingest"):
+    for name in ("listing", "cold", "http_load", "weight", "ingest"):
         if name in wanted:
             run(name)
     if background is not None:

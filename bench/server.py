@@ -45,8 +45,10 @@ class Gunicorn:
         env: dict[str, str] | None = None,
         ready_path: str = "/healthz",
         name: str = "django",
+        args: list[str] | None = None,
     ) -> None:
         self.app = app
+        self.args = args or []
         self.workers = workers
         self.cpu = cpu
         self.extra_env = env or {}
@@ -77,6 +79,7 @@ class Gunicorn:
                 "5",
                 "--log-level",
                 "warning",
+                *self.args,
             ],
         )
         log = self.log.open("w")
@@ -119,7 +122,8 @@ class Gunicorn:
             self.process.wait(timeout=10)
 
     def worker_peak_rss_mib(self) -> list[float]:
-        """Peak resident memory (VmHWM) of the master and each worker, from /proc."""
+        """Peak resident memory (VmHWM) of the master and each worker, from /proc (the master
+        first; a worker's high-water mark covers everything it has served)."""
         return self._status_mib("VmHWM:")
 
     def worker_rss_mib(self) -> list[float]:

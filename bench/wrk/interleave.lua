@@ -3,11 +3,9 @@
 --   wrk ... -s bench/wrk/interleave.lua URL -- PATHS_FILE MODE EXPECTED_STATUS [HEADER]
 --
 -- PATHS_FILE: one path (with its query string) per line, requested in turn by each thread.
--- MODE: "cycle" sends the paths as they are; "bust" appends utm_content=<thread>-<counter>, a
---   parameter the site ignores, so every URL is new to any cache keyed on the URL;
---   "conditional" is "cycle" that, like a browser, takes up the ETag of any 200 answer as its
---   next If-None-Match (the ETag moves when the data or the time bucket does): such 200s are
---   counted as "refreshed", not as errors.
+-- MODE: "cycle" sends the paths as they are; "conditional" is "cycle" that, like a browser,
+--   takes up the ETag of any 200 answer as its next If-None-Match (the ETag moves when the
+--   data or the time bucket does): such 200s are counted as "refreshed", not as errors.
 -- EXPECTED_STATUS: the status every answer must have (200, or 304 for conditional GETs).
 -- HEADER: an optional "Name: value" request header (If-None-Match, HX-Request).
 -- done() prints one line "BENCH_JSON {...}" with the totals of all threads.
@@ -26,7 +24,6 @@ function init(args)
     if #line > 0 then table.insert(paths, line) end
   end
   f:close()
-  bust = args[2] == "bust"
   conditional = args[2] == "conditional"
   expected = tonumber(args[3] or "200")
   headers = {}
@@ -35,7 +32,6 @@ function init(args)
     headers[name] = value
   end
   index = (tid - 1) % #paths
-  counter = 0
   ok = 0
   unexpected = 0
   refreshed = 0
@@ -46,14 +42,7 @@ end
 
 function request()
   index = index % #paths + 1
-  local path = paths[index]
-  if bust then
-    counter = counter + 1
-    local sep = "?"
-    if string.find(path, "?", 1, true) then sep = "&" end
-    path = path .. sep .. "utm_content=b" .. tid .. "-" .. counter
-  end
-  return wrk.format("GET", path, headers)
+  return wrk.format("GET", paths[index], headers)
 end
 
 function response(status, hdrs, body)
