@@ -178,7 +178,8 @@ def cached_response(
             request.catalog_version = catalog_version()
             digest = digest_of(response_key(request, request.catalog_version, time_bucket()))
             key, etag = f"page:{digest}", f'"{digest[:32]}"'
-            if request.headers.get("If-None-Match", "*").strip() != "*":
+            if_none_match = request.headers.get("If-None-Match", "").strip()
+            if if_none_match and if_none_match != "*":
                 # A matching tag was handed out with a 200 for this very key; `*` asks whether
                 # there is a 200 at all, which only the cache or a render can tell.
                 early = get_conditional_response(request, etag=etag)
