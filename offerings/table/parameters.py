@@ -48,6 +48,7 @@ from offerings.models import (
 )
 from offerings.schemas import NON_RDMA_FABRICS, RDMA_FABRICS
 
+ASCII_SPACE = " \t\n\r\x0b\x0c"
 REPEATABLE = frozenset({"gpu", "provider", "region", "fabric", "price_kind", "basis"})
 PAGE_SIZE_DEFAULT = 50
 PAGE_SIZE_MAX = 200
@@ -619,7 +620,12 @@ def parse_listing_query(
         if any("\x00" in value for value in values):
             errors[name] = [gettext("Null characters are not allowed.")]
             continue
-        given = [value.strip() for value in values if value.strip() != ""]
+        # An empty value (spaces at most) means the parameter is absent; a value of nothing
+        # but other white space (a no-break space, say) is no value and no absence either.
+        given = [value.strip(ASCII_SPACE) for value in values if value.strip(ASCII_SPACE)]
+        if any(not value.strip() for value in given):
+            errors[name] = [gettext("Enter a value, or leave the field empty.")]
+            continue
         if name not in REPEATABLE and len(values) > 1:
             errors[name] = [gettext("Give this parameter once.")]
             continue

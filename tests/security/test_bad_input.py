@@ -175,3 +175,12 @@ def test_a_search_of_many_words_answers_400_naming_the_limit(client, prefix):
 
 def test_a_search_of_a_dozen_words_is_answered(client):
     assert client.get("/api/instances", {"q": " ".join(["h100"] * 12)}).status_code == 200
+
+
+@pytest.mark.parametrize("value", ["\u00a0", "\u2003", " \u00a0 "])
+def test_a_value_of_other_white_space_is_an_error_not_an_absent_filter(client, value):
+    """Found by the schema fuzzer: `multi_node=%C2%A0` was stripped to nothing and accepted."""
+    response = client.get("/api/instances", {"multi_node": value})
+    assert response.status_code == 400
+    assert response.json()["fields"]["multi_node"] == ["Enter a value, or leave the field empty."]
+    assert client.get("/api/instances", {"multi_node": " "}).status_code == 200  # absent
