@@ -98,7 +98,7 @@ def _nvswitch_basis(bases: list[str]) -> Q:
 
 # Each interconnect filter and the facts it rests on (the `basis` filter restricts these).
 # `interconnect` is not here: `either` rests on one fact or the other, so that filter weighs the
-# bases itself (InstanceFilterSet.filter_interconnect).
+# bases itself (`interconnect_condition`).
 BASIS_CONDITIONS = {
     "nvlink": _link_basis("technology"),
     "nvswitch": _nvswitch_basis,
@@ -334,8 +334,6 @@ class InstanceFilterSet(django_filters.FilterSet):
 
 # Parameters that are not conditions on rows or offers: how the rows are shown.
 OPTIONS = frozenset({"sort", "page", "page_size", "format", "currency", "basis"})
-# Conditions one and the same current offer of a row must meet together.
-OFFER_PARAMETERS = frozenset({"price_kind", "max_gpu_hour", "region", "geo", "available"})
 
 
 def _absent(value: Any) -> bool:
@@ -467,19 +465,25 @@ def row_condition(parameters: ListingParameters, without: str | None = None) -> 
     return condition
 
 
+# Each price parameter and what the one current offer meeting them all must be.
+OFFER_RULES: dict[str, Any] = {
+    "price_kind": lambda value, parameters: Q(kind__in=value),
+    "max_gpu_hour": lambda value, parameters: Q(price_per_gpu_hour_usd__lte=value),
+    "region": lambda value, parameters: Q(region__in=value),
+    # The continent's region ids as constants: a join to regions inside the per-row price
+    # subquery costs a region scan per row.
+    "geo": lambda value, parameters: Q(region_id__in=parameters.geo_regions),
+    "available": lambda value, parameters: Q(available=value),
+}
+
+
 def offer_condition(parameters: ListingParameters, without: str | None = None) -> Q | None:
     """What one and the same current offer must meet (all but `without`), or None without any."""
-    given = parameters.without(without)
-    rules = {
-        "price_kind": lambda value: Q(kind__in=value),
-        "max_gpu_hour": lambda value: Q(price_per_gpu_hour_usd__lte=value),
-        "region": lambda value: Q(region__in=value),
-        # The continent's region ids as constants: a join to regions inside the per-row price
-        # subquery costs a region scan per row.
-        "geo": lambda value: Q(region_id__in=parameters.geo_regions),
-        "available": lambda value: Q(available=value),
-    }
-    conditions = [rules[name](value) for name, value in given.items() if name in rules]
+    conditions = [
+        OFFER_RULES[name](value, parameters)
+        for name, value in parameters.without(without).items()
+        if name in OFFER_RULES
+    ]
     if not conditions:
         return None
     return functools.reduce(operator.and_, conditions)
@@ -542,11 +546,6 @@ def ordering(key: str) -> list:
 LISTING_OPTIONS = ("sort", "page", "page_size", "format", "currency", "compare")
 
 
-def row_parameters(listing: ListingQuery) -> list[str]:
-    """The parameters that decide which rows match: the form's, but how they are shown."""
-    return [name for name in listing.filterset.form.fields if name not in LISTING_OPTIONS]
-
-
 @dataclass
 class ListingQuery:
     """A parsed listing request: the FilterSet (when valid) and the contract's errors."""
@@ -558,7 +557,7 @@ class ListingQuery:
     def is_valid(self) -> bool:
         return not self.errors
 
-    @functools.cached_property
+    @property
     def parameters(self) -> ListingParameters:
         """The validated filters (only for a valid query)."""
         return self.filterset.parameters
