@@ -13,6 +13,9 @@ socket error, is an error. Three servers:
 
 - no-work: the default page's bytes, saved, served by a tiny WSGI app (bench/nowork_wsgi.py)
   under the same gunicorn settings: the ceiling;
+- the floor of a cache hit (bench/floor_wsgi.py, no Django): the data version read from
+  PostgreSQL and the same bytes read from Redis, which every hit must do; with the ceiling it
+  says how far Django's own share could shrink at best (when Redis is in use);
 - the site as configured: the response cache in Redis (DB 9, flushed first);
 - the site with the response cache off (`PAGE_CACHE_SECONDS=0`): every request renders, while
   ETags and 304s work as ever.
@@ -612,16 +615,42 @@ def main(argv: list[str] | None = None) -> int:
 
         read_memory("start")
         cached_hits = cached_requests = 0
-        with Gunicorn(
-            "bench.nowork_wsgi:application",
-            workers=WORKERS,
-            env=nowork_env,
-            ready_path="/",
-            name="nowork",
-        ) as nowork:
+        floor_env = nowork_env | {
+            "BENCH_FLOOR_DATABASE_URL": env["DATABASE_URL"],
+            "BENCH_FLOOR_REDIS_URL": redis_url or "",
+        }
+        with (
+            Gunicorn(
+                "bench.nowork_wsgi:application",
+                workers=WORKERS,
+                env=nowork_env,
+                ready_path="/",
+                name="nowork",
+            ) as nowork,
+            Gunicorn(
+                "bench.floor_wsgi:application" if redis_url else "bench.nowork_wsgi:application",
+                workers=WORKERS,
+                env=floor_env,
+                ready_path="/",
+                name="floor",
+            ) as floor,
+        ):
             scenarios = {
                 "no-work": (nowork.url, ["/"], "cycle", 200, ""),
                 "cached /": (base, ["/"], "cycle", 200, ""),
+                **(
+                    {
+                        "floor of a hit (version read + Redis GET)": (
+                            floor.url,
+                            ["/"],
+                            "cycle",
+                            200,
+                            "",
+                        )
+                    }
+                    if redis_url
+                    else {}
+                ),
                 "render / (cache off)": (render.url, ["/"], "cycle", 200, ""),
                 "render mix (cache off)": (render.url, REALISTIC, "cycle", 200, ""),
                 # The estimator over every synthetic type at 4 node counts (issue 22 item 2).
@@ -706,6 +735,20 @@ def main(argv: list[str] | None = None) -> int:
             if redis_url
             else "local-memory cache: hits not counted"
         )
+        floor_name = "floor of a hit (version read + Redis GET)"
+        if floor_name in results:
+            floor_ratio = rps(floor_name) / nowork_rps
+            hits_note += (
+                f"; the floor (the version read and the Redis GET alone, no Django) reaches "
+                f"{floor_ratio:.2f}x no-work ({rps(floor_name):.0f} req/s), and the cached page "
+                f"{rps('cached /') / rps(floor_name):.2f}x the floor"
+            )
+            report.info(
+                "floor of a cache hit / no-work throughput (no Django: the data version read "
+                "from PostgreSQL and the body from Redis)",
+                f"{floor_ratio:.2f}x ({rps(floor_name):.0f} vs {nowork_rps:.0f} req/s); the "
+                f"cached page reaches {rps('cached /') / rps(floor_name):.2f}x the floor",
+            )
         report.add(
             "cached / no-work throughput",
             f"{cached_ratio:.4f}x ({rps('cached /'):.1f} vs {nowork_rps:.0f} req/s)",

@@ -162,7 +162,7 @@ REDIS_URL = env_url("REDIS_URL", ("redis", "rediss", "unix"), None)
 def _cache(prefix: str, max_entries: int) -> dict:
     if REDIS_URL:
         return {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "BACKEND": "offerings.web.cache_backend.PooledClientRedisCache",
             "LOCATION": REDIS_URL,
             "KEY_PREFIX": prefix,
         }

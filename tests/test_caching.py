@@ -314,3 +314,22 @@ def test_the_json_export_is_cached_under_its_own_key(client, catalog):
     export = client.get("/?nvlink=true&format=json")
     assert export["ETag"] != page["ETag"]
     assert json.loads(export.content)["count"] >= 1
+
+
+def test_the_redis_backend_keeps_one_client_per_pool_and_still_round_trips():
+    """Django's backend built a `redis.Redis` per operation; ours keeps one per pool."""
+    import os
+
+    from offerings.web.cache_backend import PooledClientRedisCache
+
+    url = os.environ.get("REDIS_URL")
+    if not url:
+        pytest.skip("REDIS_URL is not set: no Redis to talk to")
+    backend = PooledClientRedisCache(url, {"KEY_PREFIX": "test-pooled"})
+    client = backend._cache.get_client()
+    assert backend._cache.get_client() is client
+    assert backend._cache.get_client(write=True) is client  # one server: one pool
+    backend.set("k", {"content": b"x" * 100_000}, 30)
+    assert backend.get("k") == {"content": b"x" * 100_000}
+    backend.delete("k")
+    assert backend.get("k") is None

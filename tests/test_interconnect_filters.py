@@ -277,6 +277,15 @@ def test_provider_regions_repeat_and_take_the_provider_alias(rows):
     assert slugs("region=verda:FIN-01") == slugs("region=datacrunch:FIN-01") == {"2a6000-20v"}
 
 
+def test_a_region_repeated_many_times_counts_once(rows):
+    """The hostile-query bench found 2 s for one bare code repeated: each copy was matched
+    against every region found and carried into the statement."""
+    from offerings.table.parameters import RegionField
+
+    assert len(RegionField().clean(["europe-west4"] * 2_000)) == 2
+    assert slugs("&".join(["region=europe-west4"] * 500)) == {"tcpx-8g", "nb-8x"}
+
+
 @pytest.mark.parametrize(
     "value", ["gcp:us-east-1", "nosuchcloud:europe-west4", "gcp:", ":europe-west4", "mars-1"]
 )

@@ -47,6 +47,7 @@ from offerings.models import (
     Region,
 )
 from offerings.schemas import NON_RDMA_FABRICS, RDMA_FABRICS
+from offerings.table.reference import read_reference
 
 ASCII_SPACE = " \t\n\r\x0b\x0c"
 REPEATABLE = frozenset({"gpu", "provider", "region", "fabric", "price_kind", "basis"})
@@ -150,15 +151,9 @@ def interconnect_condition(value: str, bases: list[str] | None = None) -> Q:
 
 
 def region_choices() -> list[tuple[str, str]]:
-    """Every provider's regions as `provider:code`, labelled with the provider's name."""
-    regions = Region.objects.select_related("provider").order_by("provider__name", "code")
-    return [
-        (
-            f"{region.provider.slug}:{region.code}",
-            f"{region.provider.name}: {region.code}" + (f" ({region.name})" if region.name else ""),
-        )
-        for region in regions
-    ]
+    """Every provider's regions as `provider:code`, labelled with the provider's name (the
+    listing's pages take them from `listing_reference`, read once per data version)."""
+    return read_reference().choices["region"]
 
 
 def resolve_regions(values: list[str]) -> tuple[list[Region], list[str]]:
@@ -198,7 +193,7 @@ class RegionField(forms.MultipleChoiceField):
         super().__init__(**kwargs)
 
     def clean(self, value) -> list[Region]:
-        values = self.to_python(value)
+        values = list(dict.fromkeys(self.to_python(value)))  # a repeated value counts once
         if not values:
             return []
         regions, unknown = resolve_regions(values)

@@ -32,6 +32,7 @@ from offerings.table.parameters import (
     parse_listing_query,
 )
 from offerings.table.presets import PRESETS
+from offerings.table.reference import listing_reference
 from offerings.table.rows import (
     attach_collective_results,
     attach_row_offers,
@@ -39,7 +40,7 @@ from offerings.table.rows import (
     serialize_instance,
     with_display_prices,
 )
-from offerings.web.caching import absolute_url, cached_response, versioned_value
+from offerings.web.caching import absolute_url, cached_response
 
 
 def paginate(listing: ListingQuery, count: int | None = None):
@@ -169,7 +170,7 @@ def listing_context(
     """
     # The page shows one price per row, so it needs no row's full list of offers.
     listing = parse_listing_query(request.GET, InstanceType.objects.for_table())
-    rates = versioned_value(request, "rates", RateTable)
+    rates = listing_reference(request).rates
     if listing.is_valid and listing.options["format"]:
         return export(request, listing, rates)
     counts = listing_counts(listing)
@@ -243,7 +244,7 @@ def api_instances(request: HttpRequest) -> HttpResponse:
     listing = parse_listing_query(request.GET, InstanceType.objects.for_table())
     if not listing.is_valid:
         return invalid_parameters(listing.errors)
-    rates = versioned_value(request, "rates", RateTable)
+    rates = listing_reference(request).rates
     if listing.options["format"]:
         return export(request, listing, rates)
     page = paginate(listing)

@@ -10,6 +10,7 @@ from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 
 from offerings import platform
+from offerings.table.reference import CHOICE_FIELDS, listing_reference
 from offerings.web import relative_time
 from offerings.web.caching import versioned_value
 
@@ -222,7 +223,7 @@ def fabric_badge(fabric, link=None) -> SafeString:
     return mark_safe(html)
 
 
-def model_choices(field) -> list[tuple[str, str, str]]:
+def model_choices(field, choices) -> list[tuple[str, str, str]]:
     """A field's non-empty choices as (value, '<option value="…"', '>label</option>')."""
     return [
         (
@@ -230,16 +231,24 @@ def model_choices(field) -> list[tuple[str, str, str]]:
             format_html('<option value="{}"', str(value)),
             format_html(">{}</option>", str(label)),
         )
-        for value, label in field.field.choices
+        for value, label in choices
         if str(value)
     ]
 
 
 def kept_choices(context, field, build) -> list[tuple[str, str, str]]:
-    """A field's choices from the catalog's data, read once per data version and language."""
+    """A field's choices, built into markup once per data version and language. The GPU,
+    provider and region lists come from the listing's reference data (one statement for the
+    three and the rates), the others from the field itself."""
     request = context.get("request")
+
+    def built():
+        if field.name in CHOICE_FIELDS:
+            return build(field, listing_reference(request).choices[field.name])
+        return build(field, field.field.choices)
+
     name = f"choices:{build.__name__}:{field.name}:{get_language()}"
-    return versioned_value(request, name, lambda: build(field)) if request else build(field)
+    return versioned_value(request, name, built) if request else built()
 
 
 @register.simple_tag(takes_context=True)
@@ -256,7 +265,7 @@ def select_options(context, field) -> SafeString:
     )
 
 
-def checkbox_choices(field) -> list[tuple[str, str, str]]:
+def checkbox_choices(field, choices) -> list[tuple[str, str, str]]:
     """A field's choices as checkboxes: (value, '<label><input … value="…"', '> label</label>')."""
     return [
         (
@@ -266,7 +275,7 @@ def checkbox_choices(field) -> list[tuple[str, str, str]]:
             ),
             format_html("> {}</label>", str(label)),
         )
-        for value, label in field.field.choices
+        for value, label in choices
         if str(value)
     ]
 
