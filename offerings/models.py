@@ -1379,6 +1379,14 @@ class ScrapeRun(models.Model):
     warnings = models.JSONField(
         default=list, blank=True, help_text="Schema drift: unknown keys the scraper saw."
     )
+    parts = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text=(
+            "Rows read from each file or endpoint of the run, by its name: the row-count guard "
+            "compares each with the same part of the last good run."
+        ),
+    )
     trigger = models.CharField(max_length=20, default="command")
     task_id = models.CharField(
         max_length=64, blank=True, default="", help_text="The Celery task that ran it, if any."

@@ -478,3 +478,6 @@ class ScrapeBatch(Frozen):
     # source's do (the date of the file it read); otherwise they are observed at the run's time,
     # or a replay's recording date.
     dated: bool = False
+    # Rows read from each file or endpoint (by its name) where a source has several: the
+    # row-count guard holds for each part, so one file cut short cannot hide among the others.
+    parts: dict[str, int] = {}

@@ -12,6 +12,7 @@ from typing import Annotated, Any
 import httpx
 from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError
 
+from offerings.schemas import RejectedRow, ScrapedOffer
 from providers.http import RETRY_STATUSES
 
 # What a recording holds in place of a secret (a key, a client secret, a signed token).
@@ -124,3 +125,46 @@ def retry_note(response: httpx.Response) -> str:
 def snippet(data: bytes, limit: int = 160) -> str:
     text = " ".join(data.decode("utf-8", "replace").split())
     return repr(text[:limit] + ("..." if len(text) > limit else ""))
+
+
+def spot_at_or_above_on_demand(
+    offers: Iterable[ScrapedOffer],
+) -> tuple[list[ScrapedOffer], list[RejectedRow]]:
+    """Leave out every spot price at or above the on-demand price of the same type and region.
+
+    A spot price is a discount on on-demand capacity; one at or above it is a known defect of
+    the source (SkyPilot's Azure and AWS spot columns match the wrong meter for some types, and
+    Azure's H100 spot meters repeat on-demand). The reading is named on the run, not kept as a
+    price, and it protects nothing: an earlier spot offer it would have refreshed retires.
+    """
+    offers = list(offers)
+
+    def key(offer: ScrapedOffer) -> tuple:
+        return offer.provider, offer.sku, offer.region, offer.currency
+
+    # Judged on the lowest reading of each side: rows that conflict with each other are left
+    # whole for the writer, which refuses a conflict on its own terms.
+    on_demand: dict[tuple, Decimal] = {}
+    spot: dict[tuple, Decimal] = {}
+    for offer in offers:
+        side = on_demand if offer.kind == "on-demand" else spot if offer.kind == "spot" else None
+        if side is not None:
+            side[key(offer)] = min(side.get(key(offer), offer.price_per_hour), offer.price_per_hour)
+    kept: list[ScrapedOffer] = []
+    rejected: list[RejectedRow] = []
+    for offer in offers:
+        ceiling = on_demand.get(key(offer))
+        if offer.kind == "spot" and ceiling is not None and spot[key(offer)] >= ceiling:
+            rejected.append(
+                RejectedRow(
+                    sku=offer.sku,
+                    provider=offer.provider,
+                    reason=(
+                        f"{offer.region}: spot {offer.price_per_hour} {offer.currency} is at or "
+                        f"above on-demand {ceiling}, a known defect of the source; left out"
+                    ),
+                )
+            )
+        else:
+            kept.append(offer)
+    return kept, rejected

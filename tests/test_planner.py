@@ -34,8 +34,10 @@ def test_gpus_add_up_and_prices_are_nodes_times_the_instance_price(client):
     ib = {item["price_kind"]: item for item in shapes["ib.8x"]}
     assert (ib["on-demand"]["nodes"], ib["on-demand"]["gpus"]) == (8, 64)
     assert ib["on-demand"]["price_per_hour_usd"] == 8 * 24.00
-    assert ib["spot"]["price_per_hour_usd"] == 8 * 8.00
-    assert ib["spot"]["price_per_gpu_hour_usd"] == 1.00
+    assert "spot" not in ib  # spot capacity competes only when asked for
+    spot = {i["price_kind"]: i for i in by_name(plan(client, "gpus=64&price_kind=spot"))["ib.8x"]}
+    assert spot["spot"]["price_per_hour_usd"] == 8 * 8.00
+    assert spot["spot"]["price_per_gpu_hour_usd"] == 1.00
     assert ib["on-demand"]["fabric"] == "infiniband"
     assert ib["on-demand"]["fabric_gbits_per_s_per_gpu"] == 400
     # One NVSwitch board of 8 is not one domain for 64 GPUs.
@@ -53,9 +55,11 @@ def test_feasible_shapes_come_first_and_the_rest_say_why(client):
     reasons = {item["instance"]["name"]: item["reason"] for item in body["results"]}
     assert reasons["ib.8x"] is None
     assert "not stated" in reasons["mystery.8x"]  # unknown multi-node booking
-    # Feasible shapes by total price per hour: the spot IB shape (2 x 8.00) first.
+    # Feasible shapes by total price per hour: the on-demand IB shape (2 x 24.00) first; its
+    # spot price (2 x 8.00) is left out, since spot capacity can go away mid-run.
     first = body["results"][0]
-    assert (first["instance"]["name"], first["price_kind"]) == ("ib.8x", "spot")
+    assert (first["instance"]["name"], first["price_kind"]) == ("ib.8x", "on-demand")
+    assert "spot" not in {item["price_kind"] for item in body["results"]}
 
 
 def test_unknown_max_nodes_stays_feasible_with_a_warning_and_a_stated_one_binds(client, catalog):
@@ -82,14 +86,14 @@ def test_budgets_exclude_dearer_and_unpriced_shapes(client):
         (i["instance"]["name"], i["price_kind"])
         for i in plan(client, "gpus=16&max_price_per_hour=50")["results"]
     }
-    # ib: 2 x 24 = 48 and 2 x 8 = 16 fit; efa 2 x 40 = 80 does not; unpriced shapes are out.
+    # ib: 2 x 24 = 48 fits (spot is not weighed unless asked); efa 2 x 40 = 80 does not;
+    # unpriced shapes are out.
     assert ("ib.8x", "on-demand") in names
-    assert ("ib.8x", "spot") in names
+    assert ("ib.8x", "spot") not in names
     assert not any(name == "efa.8x" for name, _ in names)
     assert not any(kind is None for _, kind in names)
     per_gpu = plan(client, "gpus=16&max_gpu_hour=2")["results"]
     assert {(i["instance"]["name"], i["price_kind"]) for i in per_gpu} == {
-        ("ib.8x", "spot"),
         ("pcie.4x", "reserved"),
         ("2A6000.20V", "on-demand"),
     }

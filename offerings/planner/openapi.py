@@ -108,7 +108,9 @@ OPERATION = {
     "figure last; ties by instance id. A provider's stated max_self_serve_gpus (/api/providers) "
     "binds every shape of its types. Paginated like "
     "/api/instances. The listing's filters restrict the instances (max_gpu_hour and price_kind "
-    "the offers); the estimator's nodes parameter is ignored.",
+    "the offers); without price_kind a plan weighs on-demand, reserved and capacity-block "
+    "prices only (spot capacity can be taken away mid-run: ask for it with price_kind=spot); "
+    "the estimator's nodes parameter is ignored.",
 }
 
 

@@ -14,7 +14,13 @@ from django.views.decorators.http import require_safe
 from offerings.estimator import core as estimator
 from offerings.estimator.estimation import assumptions as estimator_assumptions
 from offerings.estimator.page import MODE_LABELS
-from offerings.models import InstanceType, Offer, ProviderReadiness, listing_prefetches
+from offerings.models import (
+    InstanceType,
+    Offer,
+    OfferKind,
+    ProviderReadiness,
+    listing_prefetches,
+)
 from offerings.money import RateTable
 from offerings.planner import core
 from offerings.planner.jobs import JOB_PARAMETERS, Job, estimate_shapes, parse_job
@@ -85,6 +91,14 @@ def parse_plan_query(query: QueryDict, *, required: bool = True, page: bool = Fa
     return PlanQuery(gpus, budget, listing, job, errors, asked=bool(query))
 
 
+# The price kinds a plan weighs unless `price_kind` names others.
+PLANNED_KINDS = (
+    OfferKind.ON_DEMAND,
+    OfferKind.RESERVED,
+    OfferKind.CAPACITY_BLOCK,
+)
+
+
 def plan(query: PlanQuery) -> list[core.Shape]:
     """Every shape for the request, ranked: the matching rows, then each row's cheapest current
     offer per (price kind, term) in one DISTINCT ON query."""
@@ -96,10 +110,14 @@ def plan(query: PlanQuery) -> list[core.Shape]:
     else:  # the job's estimate reads each type's GPU, link and fabric
         rows = list(matching.order_by("pk"))
     conditions = offer_condition(parameters)
+    # A cluster planned on spot capacity can be taken away mid-run: spot prices compete only
+    # when the buyer asks for them (`price_kind=spot`).
+    kinds = Q() if "price_kind" in parameters.given else Q(kind__in=PLANNED_KINDS)
     offers: dict[int, list[core.PlanOffer]] = {}
     cheapest = (
         Offer.objects.current()
         .filter(instance__in=matching.values("pk"), price_per_gpu_hour_usd__isnull=False)
+        .filter(kinds)
         .filter(conditions if conditions is not None else Q())
         .order_by(
             "instance_id", "kind", "term_months", "price_per_gpu_hour_usd", "region__code", "pk"

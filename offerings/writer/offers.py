@@ -420,6 +420,16 @@ def _queue_for_review(cursor, provider: Provider, review: Mapping[str, dict], no
     )
 
 
+def short_parts(parts: dict[str, int], previous: dict[str, int], ratio: Decimal) -> list[str]:
+    """Each part of this run with fewer rows than `ratio` of the same part last time, named with
+    both counts. A part the previous run did not read is new, not short."""
+    return [
+        f"{name}: {parts.get(name, 0)} row(s) read, {count} last time"
+        for name, count in sorted(previous.items())
+        if name in parts and parts[name] < ratio * count
+    ]
+
+
 def upsert_offers(
     run: ScrapeRun,
     batch: ScrapeBatch,
@@ -473,6 +483,7 @@ def upsert_offers(
         review = {sku: e for _, prepared in groups for sku, e in prepared.review.items()}
         queued = sum(len(entry["prices"]) for entry in review.values())
         run.fetched = len(batch.offers) + len(batch.rejected)
+        run.parts = dict(batch.parts)
         run.rejected = len(rejected)
         run.rejected_rows = rejected[:MAX_STORED_REJECTIONS]
         if len(rejected) > MAX_STORED_REJECTIONS:
@@ -492,6 +503,12 @@ def upsert_offers(
         if run.fetched == 0:
             reason = "the provider returned no offers; nothing changed"
             run.status = ScrapeRun.Status.FAILED
+        elif previous is not None and (short := short_parts(run.parts, previous.parts, ratio)):
+            reason = (
+                f"row-count guard: {'; '.join(short)}, fewer than {ratio:.0%} of the last good "
+                f"run (#{previous.pk}, {previous.started_at:%Y-%m-%d %H:%M} UTC); nothing changed"
+            )
+            run.status = ScrapeRun.Status.REJECTED
         elif previous is not None and run.fetched < ratio * previous.fetched:
             reason = (
                 f"row-count guard: {run.fetched} row(s) fetched, fewer than {ratio:.0%} of the "

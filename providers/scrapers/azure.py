@@ -25,6 +25,7 @@ from providers.base import (
     ScrapeError,
     describe_error,
     read_json,
+    spot_at_or_above_on_demand,
 )
 from providers.exchanges import match_key
 
@@ -338,4 +339,7 @@ def fetch(client: httpx.Client, ctx: ScrapeContext) -> ScrapeBatch:
                 offers.append(result)
             elif isinstance(result, RejectedRow):
                 rejected.append(result)
-    return ScrapeBatch(offers=tuple(offers), rejected=tuple(rejected), warnings=tuple(ctx.warnings))
+    offers, defects = spot_at_or_above_on_demand(offers)
+    return ScrapeBatch(
+        offers=tuple(offers), rejected=(*rejected, *defects), warnings=tuple(ctx.warnings)
+    )

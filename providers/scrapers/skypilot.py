@@ -32,7 +32,13 @@ from decimal import Decimal, InvalidOperation
 import httpx
 
 from offerings.schemas import RejectedRow, ScrapeBatch, ScrapedOffer, instance_slug
-from providers.base import ScrapeContext, ScrapeError, read_json, snippet
+from providers.base import (
+    ScrapeContext,
+    ScrapeError,
+    read_json,
+    snippet,
+    spot_at_or_above_on_demand,
+)
 from providers.scrapers import aws, azure, gcp, lambda_, nebius, oci
 
 SLUG = "skypilot"
@@ -177,6 +183,24 @@ def read_rows(client: httpx.Client, cloud: Cloud, version: FileVersion) -> list[
         raise ScrapeError(f"{SLUG} {cloud.name}: {url} is not valid CSV ({exc})") from None
     if not rows:
         raise ScrapeError(f"{SLUG} {cloud.name}: {url} has a header but no rows")
+    # A file cut short: SkyPilot writes its catalogs with pandas, which ends every row with a
+    # line break, so a body that stops without one stops inside its last row (`...,,4.` for
+    # `...,,4.60`), and a row with fewer or more cells than the header was cut or mangled.
+    if not text.endswith(("\n", "\r")):
+        raise ScrapeError(
+            f"{SLUG} {cloud.name}: {url} ends inside a row (no line break after its last row, "
+            f"{snippet(text[-60:].encode())!s}): the file was cut short"
+        )
+    width = len(reader.fieldnames)
+    for number, row in enumerate(rows, 2):
+        # DictReader files surplus cells under None and fills missing ones with None.
+        cells = sum(value is not None for key, value in row.items() if key is not None)
+        cells += len(row.get(None) or ())
+        if cells != width:
+            raise ScrapeError(
+                f"{SLUG} {cloud.name}: {url} row {number} has {cells} cell(s) where the header "
+                f"has {width}: the file was cut short or mangled"
+            )
     return rows
 
 
@@ -303,7 +327,8 @@ def offers_of(
         )
         for (name, region, kind), reading in _zone_prices(cloud, rows, rejected).items()
     ]
-    return offers, rejected
+    offers, defects = spot_at_or_above_on_demand(offers)
+    return offers, rejected + defects
 
 
 def clouds_for(names: Iterable[str]) -> list[Cloud]:
@@ -321,14 +346,21 @@ def fetch(client: httpx.Client, ctx: ScrapeContext) -> ScrapeBatch:
     so no offer is retired for a file that could not be read."""
     offers: list[ScrapedOffer] = []
     rejected: list[RejectedRow] = []
+    parts: dict[str, int] = {}
     for cloud in clouds_for(ctx.regions):
         ctx.progress(f"{cloud.name}: reading {cloud.path}")
         version = last_commit(client, cloud, ctx)
-        cloud_offers, cloud_rejected = offers_of(cloud, read_rows(client, cloud, version), version)
+        rows = read_rows(client, cloud, version)
+        parts[cloud.path] = len(rows)
+        cloud_offers, cloud_rejected = offers_of(cloud, rows, version)
         if not cloud_offers:
             ctx.warn(f"{cloud.name}: no multi-GPU price in {cloud.path}")
         offers += cloud_offers
         rejected += cloud_rejected
     return ScrapeBatch(
-        offers=tuple(offers), rejected=tuple(rejected), warnings=tuple(ctx.warnings), dated=True
+        offers=tuple(offers),
+        rejected=tuple(rejected),
+        warnings=tuple(ctx.warnings),
+        dated=True,
+        parts=parts,
     )

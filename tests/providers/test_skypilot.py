@@ -31,6 +31,11 @@ GCP_HEADER = (
 SHA = "0123456789abcdef0123456789abcdef01234567"
 
 
+def _csv(lines: list[str]) -> str:
+    """A CSV body as SkyPilot writes one: every row, the last included, ends with a line break."""
+    return "\n".join(lines) + "\n"
+
+
 def _aws_row(name: str, price: str, spot: str, region: str, zone: str) -> str:
     return f"{name},H100,8.0,192.0,2048.0,gpus,{price},{spot},{region},{zone},x86_64"
 
@@ -115,7 +120,7 @@ def test_a_second_replay_writes_nothing():
 @pytest.mark.usefixtures("catalog")
 def test_live_prices_are_dated_by_the_files_last_commit_and_read_at_it(settings):
     files = {
-        "aws": "\n".join([AWS_HEADER, _aws_row("p6-b200.48xlarge", "63.296", "", "us-east-1", "a")])
+        "aws": _csv([AWS_HEADER, _aws_row("p6-b200.48xlarge", "63.296", "", "us-east-1", "a")])
     }
     commit = {"sha": SHA, "commit": {"committer": {"date": "2026-11-20T08:30:00Z"}}}
     transport, seen = _serve(files, commits={"aws": commit})
@@ -133,7 +138,7 @@ def test_live_prices_are_dated_by_the_files_last_commit_and_read_at_it(settings)
 @pytest.mark.usefixtures("catalog")
 def test_without_the_commits_api_the_file_is_read_at_master_and_left_undated(settings):
     files = {
-        "aws": "\n".join([AWS_HEADER, _aws_row("p6-b200.48xlarge", "63.296", "", "us-east-1", "a")])
+        "aws": _csv([AWS_HEADER, _aws_row("p6-b200.48xlarge", "63.296", "", "us-east-1", "a")])
     }
     transport, seen = _serve(files)
     run = _refresh(transport, settings)
@@ -149,7 +154,7 @@ def test_a_provider_source_wins_and_the_disagreement_is_kept_as_a_check(settings
     own = ScrapeBatch(offers=(_aws_offer("p6-b200.48xlarge", "60"),))
     # SkyPilot first: it fills the empty offer.
     files = {
-        "aws": "\n".join([AWS_HEADER, _aws_row("p6-b200.48xlarge", "63.296", "", "us-east-1", "a")])
+        "aws": _csv([AWS_HEADER, _aws_row("p6-b200.48xlarge", "63.296", "", "us-east-1", "a")])
     }
     _refresh(_serve(files)[0], settings)
     assert (
@@ -171,7 +176,7 @@ def test_a_provider_source_wins_and_the_disagreement_is_kept_as_a_check(settings
 
 @pytest.mark.usefixtures("catalog")
 def test_only_its_own_runs_retire_its_offers(settings):
-    two = "\n".join(
+    two = _csv(
         [
             AWS_HEADER,
             _aws_row("p6-b200.48xlarge", "63.296", "", "us-east-1", "a"),
@@ -186,7 +191,7 @@ def test_only_its_own_runs_retire_its_offers(settings):
         writer.upsert_offers(writer.start_scrape_run(aws), ScrapeBatch(offers=(unrelated,)))
     assert Offer.objects.filter(source="skypilot", is_active=True).count() == 2
     # SkyPilot's own runs without one of them retire it after two runs.
-    one = "\n".join(two.splitlines()[:2])
+    one = _csv(two.splitlines()[:2])
     settings.REFRESH_MIN_ROW_RATIO = Decimal("0")
     for _ in range(2):
         _refresh(_serve({"aws": one})[0], settings)
@@ -221,7 +226,7 @@ def test_bad_and_empty_prices_are_no_prices_and_bad_ones_are_named(settings):
         _aws_row("p6-b200.48xlarge", "-3", "", "eu-west-1", "c"),
         _aws_row("p6-b200.48xlarge", "63.296", "0", "ap-south-1", "d"),
     ]
-    run = _refresh(_serve({"aws": "\n".join(rows)})[0], settings)
+    run = _refresh(_serve({"aws": _csv(rows)})[0], settings)
     assert run.status == "succeeded"
     reasons = " ".join(row["reason"] for row in run.rejected_rows)
     assert "'abc' is not a number" in reasons
@@ -239,7 +244,7 @@ def test_gcp_adds_the_gpu_row_of_the_same_zone_and_skips_a_host_without_one():
         ",,,H100,8,{},us-central1,us-central1-a,33.60609,22.8008",
         ",,,B200,8,{},us-central1,us-central1-b,64.44,",
     ]
-    text = "\n".join(rows)
+    text = _csv(rows)
     cloud = skypilot.CLOUDS["gcp"]
     offers, rejected = skypilot.offers_of(
         cloud, list(csv.DictReader(io.StringIO(text))), skypilot.FileVersion("master", None)
@@ -291,7 +296,7 @@ def test_the_lint_warns_where_the_price_source_disagrees(settings):
     from offerings.management.commands.lint_catalog import price_disagreements
 
     files = {
-        "aws": "\n".join([AWS_HEADER, _aws_row("p6-b200.48xlarge", "63.296", "", "us-east-1", "a")])
+        "aws": _csv([AWS_HEADER, _aws_row("p6-b200.48xlarge", "63.296", "", "us-east-1", "a")])
     }
     aws = Provider.objects.get(slug="aws")
     own = _aws_offer("p6-b200.48xlarge", "60")
@@ -304,7 +309,7 @@ def test_the_lint_warns_where_the_price_source_disagrees(settings):
 
 @pytest.mark.usefixtures("catalog")
 def test_one_unreadable_file_fails_the_whole_run_and_retires_nothing(settings):
-    good = "\n".join([AWS_HEADER, _aws_row("p6-b200.48xlarge", "63.296", "", "us-east-1", "a")])
+    good = _csv([AWS_HEADER, _aws_row("p6-b200.48xlarge", "63.296", "", "us-east-1", "a")])
     settings.REFRESH_MIN_ROW_RATIO = Decimal("0")
     first = _refresh(_serve({"aws": good})[0], settings)
     assert first.status == "succeeded"
@@ -332,7 +337,7 @@ def test_rows_repeated_across_zones_become_one_offer_at_the_lowest_price(setting
         _aws_row("p6-b200.48xlarge", "113.9", "41.5", "us-east-1", "b"),
         _aws_row("p6-b200.48xlarge", "113.9", "41.5", "us-east-1", "c"),
     ]
-    run = _refresh(_serve({"aws": "\n".join(rows)})[0], settings)
+    run = _refresh(_serve({"aws": _csv(rows)})[0], settings)
     assert (run.status, run.created, run.rejected) == ("succeeded", 2, 0)
     spot = Offer.objects.get(source="skypilot", kind="spot")
     assert spot.price_per_hour == Decimal("41.5")
@@ -341,7 +346,7 @@ def test_rows_repeated_across_zones_become_one_offer_at_the_lowest_price(setting
 @pytest.mark.usefixtures("catalog")
 def test_a_curators_price_replaces_a_price_sources(settings):
     files = {
-        "aws": "\n".join([AWS_HEADER, _aws_row("p6-b200.48xlarge", "63.296", "", "us-east-1", "a")])
+        "aws": _csv([AWS_HEADER, _aws_row("p6-b200.48xlarge", "63.296", "", "us-east-1", "a")])
     }
     _refresh(_serve(files)[0], settings)
     offer = Offer.objects.get(source="skypilot")
@@ -358,3 +363,133 @@ def test_a_curators_price_replaces_a_price_sources(settings):
 
 def test_the_price_check_admin_lists_readings(admin_client, db):
     assert admin_client.get("/admin/offerings/pricecheck/").status_code == 200
+
+
+# -- a bad file changes nothing ------------------------------------------------------------------
+
+SKYPILOT_FILES = {
+    path.name.removesuffix("-vms.csv"): path.read_text(encoding="utf-8")
+    for path in (RECORDINGS / "skypilot").glob("*-vms.csv")
+}
+
+
+def _state() -> set:
+    return set(
+        Offer.objects.values_list("pk", "price_per_hour", "is_active", "missing_runs", "source")
+    )
+
+
+@pytest.mark.usefixtures("shipped")
+def test_a_file_cut_inside_its_last_row_fails_and_changes_no_price(settings):
+    """Paperspace's file ends `V100-32Gx2,...,,4.60`: cut to `,,4.` it parsed as 4.00."""
+    whole = SKYPILOT_FILES["paperspace"]
+    assert whole.endswith(",,4.60\n")
+    first = _refresh(_serve({"paperspace": whole})[0], settings, clouds=("paperspace",))
+    assert first.status == "succeeded", first.error_messages
+    before = _state()
+    cut = whole[: -len("60\n")]
+    run = _refresh(_serve({"paperspace": cut})[0], settings, clouds=("paperspace",))
+    assert run.status == "failed"
+    assert "ends inside a row" in run.error_messages[0]
+    assert "cut short" in run.error_messages[0]
+    assert _state() == before
+    assert not Offer.objects.filter(price_per_hour=Decimal("4")).exists()
+
+
+@pytest.mark.usefixtures("shipped")
+@pytest.mark.parametrize(
+    ("row", "cells"),
+    [
+        ("V100-32Gx2,V100-32GB,2.0,16,64.0,V100-32GB,East Coast (NY2),4.60", 8),  # one missing
+        ("V100-32Gx2,V100-32GB,2.0,16,64.0,V100-32GB,East Coast (NY2),,4.60,9", 10),
+    ],
+)
+def test_a_row_with_missing_or_surplus_cells_fails_the_run(settings, row, cells):
+    lines = SKYPILOT_FILES["paperspace"].splitlines()
+    body = _csv([*lines[:-1], row])
+    run = _refresh(_serve({"paperspace": body})[0], settings, clouds=("paperspace",))
+    assert run.status == "failed"
+    assert f"has {cells} cell(s) where the header has 9" in run.error_messages[0]
+
+
+@pytest.mark.usefixtures("shipped")
+def test_one_file_cut_to_60_percent_is_rejected_though_the_total_passes_and_retires_nothing(
+    settings,
+):
+    """All clouds' rows together pass 80% when only aws-vms.csv is cut (the guard counted them
+    together); each file is held to its own last count."""
+    clouds = tuple(sorted(SKYPILOT_FILES))
+    first = _refresh(_serve(SKYPILOT_FILES)[0], settings, clouds=clouds)
+    assert first.status == "succeeded"
+    assert first.parts["catalogs/v9/aws/vms.csv"] > 0
+    before = _state()
+    lines = SKYPILOT_FILES["aws"].splitlines()
+    cut = dict(SKYPILOT_FILES, aws=_csv(lines[: int(len(lines) * 0.6)]))
+    total_now = sum(len(body.splitlines()) - 1 for body in cut.values())
+    assert total_now >= 0.8 * sum(first.parts.values())  # the old guard would have let it by
+    for _ in range(2):
+        run = _refresh(_serve(cut)[0], settings, clouds=clouds)
+        assert run.status == "rejected"
+        assert "catalogs/v9/aws/vms.csv" in run.error_messages[0]
+        assert run.retired == 0
+    assert _state() == before
+
+
+# -- known defects stop at the reader ------------------------------------------------------------
+
+
+@pytest.mark.usefixtures("shipped")
+def test_spot_prices_at_or_above_on_demand_are_left_out_and_named_on_the_run(settings):
+    """The recording's real rows: p5.48xlarge in ca-central-1 has spot 63.296 and on-demand
+    63.296; Azure's ND96isr_H100_v5 in eastus has spot 98.32 and on-demand 98.32."""
+    clouds = tuple(sorted(SKYPILOT_FILES))
+    run = _refresh(_serve(SKYPILOT_FILES)[0], settings, clouds=clouds)
+    assert run.status == "succeeded"
+    reasons = [row["reason"] for row in run.rejected_rows]
+    named = {(row["sku"], row["reason"].partition(":")[0]) for row in run.rejected_rows}
+    assert ("p5.48xlarge", "ca-central-1") in named
+    assert ("Standard_ND96isr_H100_v5", "eastus") in named
+    assert any(
+        r.startswith("ca-central-1: spot 63.296") and "on-demand 63.296" in r for r in reasons
+    )
+    offers = Offer.objects.filter(is_active=True)
+    on_demand = {
+        (o.instance_id, o.region_id): o.price_per_gpu_hour_usd
+        for o in offers.filter(kind="on-demand")
+    }
+    dear = [
+        o
+        for o in offers.filter(kind="spot")
+        if (o.instance_id, o.region_id) in on_demand
+        and o.price_per_gpu_hour_usd >= on_demand[(o.instance_id, o.region_id)]
+    ]
+    assert dear == []
+
+
+def test_the_spot_check_keeps_cheaper_spot_and_spot_without_on_demand():
+    from providers.base import spot_at_or_above_on_demand
+
+    def offer(kind: str, price: str, region: str = "r1") -> ScrapedOffer:
+        return ScrapedOffer(
+            sku="x.8",
+            instance_slug="x-8",
+            region=region,
+            kind=kind,
+            price_per_hour=Decimal(price),
+            currency="USD",
+            source_url="https://example.com/prices",
+        )
+
+    kept, rejected = spot_at_or_above_on_demand(
+        [offer("on-demand", "10"), offer("spot", "4"), offer("spot", "12", "r2")]
+    )
+    assert [(o.kind, o.region) for o in kept] == [
+        ("on-demand", "r1"),
+        ("spot", "r1"),
+        ("spot", "r2"),
+    ]
+    assert rejected == []
+    kept, rejected = spot_at_or_above_on_demand([offer("on-demand", "10"), offer("spot", "10")])
+    assert [o.kind for o in kept] == ["on-demand"]
+    (row,) = rejected
+    assert (row.sku, row.instance_slug, row.kind) == ("x.8", None, "")  # protects no offer
