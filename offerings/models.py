@@ -1143,6 +1143,26 @@ class OfferQuerySet(models.QuerySet):
         """Offers still seen at the provider (retired ones stay for history)."""
         return self.filter(is_active=True)
 
+    def headline_first(self, any_kind: bool = False) -> OfferQuerySet:
+        """Offers in the order a row's headline price is chosen: on-demand first (unless
+        `any_kind`: a price kind was asked for), then dated before undated (a price whose source
+        shows no date never heads a row that has a dated one), then the cheapest per GPU-hour
+        (unknown last), then the lowest id. The database keeps the same order for the default
+        price (`offerings_refresh_best_offers`, migration 0015); tests/test_best_offer.py holds
+        the two equal."""
+        preference = (
+            models.Value(0)
+            if any_kind
+            else models.Case(models.When(kind=OfferKind.ON_DEMAND, then=0), default=1)
+        )
+        undated = models.Case(models.When(observed_at__isnull=True, then=1), default=0)
+        return self.annotate(headline_preference=preference, headline_undated=undated).order_by(
+            "headline_preference",
+            "headline_undated",
+            F("price_per_gpu_hour_usd").asc(nulls_last=True),
+            "pk",
+        )
+
     def stale(self, now=None) -> OfferQuerySet:
         """Current offers whose price was observed longer ago than the stale threshold."""
         now = now or timezone.now()

@@ -1,11 +1,13 @@
 """The row's default price, kept by the database (migration 0006), always equals the one the
-FilterSet would choose among the offers: on-demand first, cheapest per GPU-hour, lowest id."""
+FilterSet would choose among the offers: on-demand first, dated before undated, cheapest per
+GPU-hour, lowest id."""
 
 import random
 from decimal import Decimal
 
 import pytest
-from django.db.models import Case, F, IntegerField, Value, When
+from django.db.models import F
+from django.utils import timezone
 
 from offerings.models import InstanceType, Offer, OfferKind, Region
 from tests.conftest import make_instance, make_offer
@@ -14,17 +16,7 @@ from tests.conftest import make_instance, make_offer
 def expected_best(instance: InstanceType) -> tuple[int | None, Decimal | None, list[str]]:
     """The default row price computed in Python's terms from the offers themselves."""
     offers = Offer.objects.current().filter(instance=instance)
-    best = (
-        offers.annotate(
-            preference=Case(
-                When(kind=OfferKind.ON_DEMAND, then=Value(0)),
-                default=Value(1),
-                output_field=IntegerField(),
-            )
-        )
-        .order_by("preference", F("price_per_gpu_hour_usd").asc(nulls_last=True), "pk")
-        .first()
-    )
+    best = offers.headline_first().first()
     kinds = sorted(set(offers.values_list("kind", flat=True)))
     if best is None:
         return None, None, kinds
@@ -88,6 +80,23 @@ def test_saving_an_instance_loaded_before_its_offers_changed_keeps_the_default_p
     assert stored_best(instance)[0] == offer.pk
 
 
+def test_a_dated_price_heads_the_row_over_a_cheaper_undated_one_of_the_same_kind(
+    instance, region, provider
+):
+    """Lambda's page gives a dated 8x H100 price for us-east-1; SkyPilot's undated, older
+    figures for 16 other regions were cheaper and took the headline."""
+    other = Region.objects.create(provider=provider, code="eu-west-1", name="Ireland", geo="eu")
+    undated = make_offer(instance, other, price="23.92", observed_at=None)
+    dated = make_offer(instance, region, price="31.92", observed_at=timezone.now())
+    assert stored_best(instance)[0] == dated.pk
+    assert expected_best(instance)[0] == dated.pk
+    # A cheaper undated spot price does not change that: on-demand first, then dated.
+    make_offer(instance, other, price="8.00", kind="spot", observed_at=None)
+    assert stored_best(instance)[0] == dated.pk
+    Offer.objects.filter(pk=dated.pk).update(is_active=False)
+    assert stored_best(instance)[0] == undated.pk  # undated stands when nothing dated does
+
+
 def test_unknown_prices_sort_after_known_ones(instance, region, provider):
     other = Region.objects.create(provider=provider, code="eu-west-1", name="Ireland", geo="eu")
     unknown = make_offer(instance, region, price="1.00", per_gpu=None, kind="spot")
@@ -105,8 +114,8 @@ def test_random_writes_always_leave_the_default_price_the_filterset_would_choose
     ]
     instances = [make_instance(provider, gpu, name=f"box.{i}", gpu_count=8) for i in range(4)]
     offers: list[Offer] = []
-    for step in range(60):
-        action = rng.choice(["add", "add", "reprice", "retire", "revive", "delete", "bulk"])
+    for step in range(80):
+        action = rng.choice(["add", "add", "reprice", "date", "retire", "revive", "delete", "bulk"])
         if action == "add" or not offers:
             kind = rng.choice(OfferKind.values)
             term = 12 if kind == "reserved" else 0
@@ -122,6 +131,10 @@ def test_random_writes_always_leave_the_default_price_the_filterset_would_choose
             chosen = rng.choice(offers)
             Offer.objects.filter(pk=chosen.pk).update(
                 price_per_gpu_hour_usd=rng.choice([None, Decimal("1"), Decimal("2")])
+            )
+        elif action == "date":  # a reading with or without a date
+            Offer.objects.filter(pk=rng.choice(offers).pk).update(
+                observed_at=rng.choice([None, timezone.now()])
             )
         elif action in ("retire", "revive"):
             Offer.objects.filter(pk=rng.choice(offers).pk).update(is_active=action == "revive")

@@ -274,3 +274,24 @@ def test_the_shipped_catalog_loads_and_a_second_load_changes_nothing(db):
     before = snapshot()
     assert "no changes" in load(shipped)
     assert snapshot() == before
+
+
+def test_load_catalog_and_a_replay_in_any_order_change_nothing_the_second_time(db):
+    """After `make run` (load, then every replay), `load_catalog` moved GCP a2-megagpu-16g's
+    undated price 55.739504 -> 55.739510 and the GCP replay moved it back, each with a history
+    row: two undated readings from two writers of the same rank undid each other."""
+    from offerings.models import Offer, PriceObservation
+    from tests.providers.conftest import replay_command
+
+    shipped = Path(settings.BASE_DIR) / "fixtures"
+    load(shipped)
+    replay_command("gcp", "gcp")
+    prices = set(Offer.objects.values_list("pk", "price_per_hour", "source_url", "observed_at"))
+    history = PriceObservation.objects.count()
+    for _ in range(2):
+        assert "no changes" in load(shipped)
+        replay_command("gcp", "gcp")
+    assert set(Offer.objects.values_list("pk", "price_per_hour", "source_url", "observed_at")) == (
+        prices
+    )
+    assert PriceObservation.objects.count() == history

@@ -310,3 +310,17 @@ def test_a_type_deleted_after_it_was_ranked_is_left_out_of_the_page():
     shapes = [core.Shape(gone, 1, 8, None, None, None)]
     with_page_rows(shapes)
     assert shapes == []
+
+
+def test_a_dated_price_stands_over_a_cheaper_undated_one_of_the_same_kind(client, catalog):
+    """As the row's headline: an undated reading never beats a dated one of its kind."""
+    from offerings.models import Region
+    from tests.conftest import make_offer
+
+    ib = catalog["ib"]
+    elsewhere = Region.objects.create(provider=ib.provider, code="xx-undated-1", geo="eu")
+    make_offer(ib, elsewhere, price="16.00", observed_at=None)
+    shapes = by_name(plan(client, "gpus=16&gpu=h100-sxm"))
+    on_demand = next(s for s in shapes["ib.8x"] if s["price_kind"] == "on-demand")
+    assert on_demand["price_per_hour_usd"] == 2 * 24.00
+    assert on_demand["region"] != "xx-undated-1"

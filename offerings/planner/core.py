@@ -205,15 +205,20 @@ def feasibility(
 
 
 def cheapest_by_way(offers: Iterable[PlanOffer]) -> dict[tuple[str, int], PlanOffer]:
-    """(kind, term) -> the offer with the lowest USD price per GPU-hour (ties: region code)."""
+    """(kind, term) -> the dated offer with the lowest USD price per GPU-hour, else the undated
+    one (ties: region code), as a row's headline is chosen."""
     best: dict[tuple[str, int], PlanOffer] = {}
+
+    def key(offer: PlanOffer) -> tuple:
+        undated = offer.observed_at is None
+        return undated, offer.price_per_gpu_hour_usd, offer.region.code, offer.pk
+
     for offer in offers:
         if offer.price_per_gpu_hour_usd is None:
             continue
         way = (offer.kind, offer.term_months)
         held = best.get(way)
-        key = (offer.price_per_gpu_hour_usd, offer.region.code, offer.pk)
-        if held is None or key < (held.price_per_gpu_hour_usd, held.region.code, held.pk):
+        if held is None or key(offer) < key(held):
             best[way] = offer
     return best
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 
-from django.db.models import FETCH_PEERS, Q, prefetch_related_objects
+from django.db.models import FETCH_PEERS, Case, Q, When, prefetch_related_objects
 from django.http import HttpRequest, HttpResponse, JsonResponse, QueryDict
 from django.shortcuts import render
 from django.utils.translation import gettext as _
@@ -119,8 +119,16 @@ def plan(query: PlanQuery) -> list[core.Shape]:
         .filter(instance__in=matching.values("pk"), price_per_gpu_hour_usd__isnull=False)
         .filter(kinds)
         .filter(conditions if conditions is not None else Q())
+        # Dated before undated within a way to buy, as the row's headline (headline_first).
+        .annotate(undated=Case(When(observed_at__isnull=True, then=1), default=0))
         .order_by(
-            "instance_id", "kind", "term_months", "price_per_gpu_hour_usd", "region__code", "pk"
+            "instance_id",
+            "kind",
+            "term_months",
+            "undated",
+            "price_per_gpu_hour_usd",
+            "region__code",
+            "pk",
         )
         .distinct("instance_id", "kind", "term_months")
         .values_list(*core.PlanOffer.FIELDS)

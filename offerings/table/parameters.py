@@ -18,7 +18,6 @@ from django import forms
 from django.core.exceptions import ValidationError
 from django.core.paginator import Page, Paginator
 from django.db.models import (
-    Case,
     Exists,
     F,
     IntegerField,
@@ -26,8 +25,6 @@ from django.db.models import (
     Q,
     QuerySet,
     Subquery,
-    Value,
-    When,
 )
 from django.db.models.lookups import GreaterThanOrEqual
 from django.http import JsonResponse, QueryDict
@@ -513,16 +510,7 @@ def ordered_rows(queryset: QuerySet, parameters: ListingParameters) -> QuerySet:
             row_offer_id=F("best_offer_id"), row_price_gpu_hour=F("best_price_gpu_hour_usd")
         )
         return queryset.order_by(*ordering(parameters.sort))
-    preference = (
-        Value(0)
-        if "price_kind" in parameters.given
-        else Case(When(kind=OfferKind.ON_DEMAND, then=0), default=1)
-    )
-    best = (
-        matching_offers(offers)
-        .annotate(preference=preference)
-        .order_by("preference", F("price_per_gpu_hour_usd").asc(nulls_last=True), "pk")
-    )
+    best = matching_offers(offers).headline_first(any_kind="price_kind" in parameters.given)
     queryset = queryset.annotate(
         row_offer_id=Subquery(best.values("pk")[:1], output_field=IntegerField()),
         row_price_gpu_hour=Subquery(best.values("price_per_gpu_hour_usd")[:1]),

@@ -297,14 +297,19 @@ def load_instance(
     return instance
 
 
-def _newer(observed_at, held) -> bool:
-    """Whether a price observed at `observed_at` replaces one held from `held`.
+def _stands(observed_at, offer: Offer) -> bool:
+    """Whether a curated price observed at `observed_at` replaces the one `offer` holds (the
+    rule of docs/data.md, "Which reading stands").
 
-    A dated price replaces an undated one or an older one; an undated price replaces only an
-    undated one (a curator's correction of it).
+    A dated price replaces an undated one or an older one. An undated price never replaces a
+    dated one; between two undated readings it replaces only the catalog's own earlier reading
+    (a corrected fixture), never the provider's own price data its scraper read, which outranks
+    the catalog (otherwise a replay and `load_catalog` would undo each other on every run). A
+    third-party source's reading is replaced by the caller, whatever its date.
     """
+    held = offer.observed_at
     if observed_at is None:
-        return held is None
+        return held is None and offer.origin == Offer.Origin.CATALOG
     return held is None or observed_at > held
 
 
@@ -349,7 +354,7 @@ def record_catalog_price(
     changed = hourly != offer.price_per_hour or price.currency != offer.currency
     undated_again = price.observed_at is None and not changed
     if "price_per_hour" in offer.locked_fields or (
-        not offer.source and (undated_again or not _newer(price.observed_at, offer.observed_at))
+        not offer.source and (undated_again or not _stands(price.observed_at, offer))
     ):
         counts.add("offer", "unchanged")
         return

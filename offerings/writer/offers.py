@@ -219,9 +219,12 @@ def _stage(cursor, rows: Iterable[tuple], protected: Iterable[tuple]) -> None:
 
 
 _PRICE_LOCKED = "o.locked_fields && ARRAY['price_per_hour', 'currency']::varchar(64)[]"
-# The stored price was read later than this run's (or this run's has no date) by the same
-# source: it stays. An undated price never replaces a dated one, and an older one never replaces
-# a newer one. A price a price source supplied is no reason to hold the provider's own.
+# Which reading stands (docs/data.md): a stored price read later than this run's (or a dated
+# one against this run's undated reading) by the same source stays; an undated price never
+# replaces a dated one, and an older one never replaces a newer one. Between two undated
+# readings the provider's own price data read by its scraper outranks the curated catalog's, and
+# `load_catalog` leaves it in turn (`_stands` in curated.py), so neither undoes the other. A
+# price a price source supplied is no reason to hold the provider's own.
 _HELD = (
     "(o.source = %(source)s AND o.observed_at IS NOT NULL "
     "AND ({new} IS NULL OR {new} < o.observed_at))"
