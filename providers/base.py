@@ -34,6 +34,9 @@ class ScrapeContext:
     credentials: dict[str, str] = field(default_factory=dict)
     progress: Callable[[str], None] = lambda message: None
     warnings: list[str] = field(default_factory=list)
+    # A file's path in a repository -> the commit to read it at (a replay's credited commits:
+    # the versions its recorded files were cut from). Empty for a live run.
+    pinned: dict[str, str] = field(default_factory=dict)
 
     def warn(self, message: str) -> None:
         """Note schema drift or a skipped part once per run (shown on the refresh run)."""

@@ -77,6 +77,7 @@ def refresh_provider(
     task_id: str = "",
     raise_transient: bool = False,
     recorded_at: Callable[[], datetime | None] | None = None,
+    pinned: dict[str, str] | None = None,
 ) -> ScrapeRun:
     """Scrape one provider and upsert what it returned; the run record says how it went.
 
@@ -104,6 +105,7 @@ def refresh_provider(
         regions=scraper.regions(),
         credentials={} if replaying else scraper.credentials(),
         progress=progress or (lambda message: None),
+        pinned=dict(pinned or {}) if replaying else {},
     )
     # Live: the writer stamps the run's time. A replay: its recording's date, or unknown.
     observed = (recorded_at or (lambda: None)) if replaying else None
@@ -195,6 +197,7 @@ def refresh_from_source(
             task_id=task_id,
             raise_transient=True,
             recorded_at=transport.recorded_at if transport is not None else None,
+            pinned=transport.pinned_commits() if transport is not None else None,
         )
 
 

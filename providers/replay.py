@@ -144,6 +144,15 @@ class ReplayTransport(httpx.BaseTransport):
             return None
         return min(moments)
 
+    def pinned_commits(self) -> dict[str, str]:
+        """File path -> commit, from the entries' credits that name both: the version of each
+        file the recording holds, so what it is replayed into cites that version."""
+        return {
+            entry.credit["path"]: entry.credit["commit"]
+            for entry in self.entries
+            if isinstance(entry.credit, dict) and {"path", "commit"} <= entry.credit.keys()
+        }
+
     def unused(self) -> list[ManifestEntry]:
         """Recorded exchanges no request has asked for (yet)."""
         return [entry for queue in self._queues.values() for entry in queue]

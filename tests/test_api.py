@@ -138,6 +138,7 @@ def test_prices_in_another_currency_are_usd_with_the_original_kept(client, cny_r
         "observed_at": "2026-11-01T00:00:00Z",
         "is_stale": True,
         "available": None,
+        "source_url": "https://docs.example.com/spec",  # each price names its own source
         "original_price": 100.0,
         "original_currency": "CNY",
         "exchange_rate_date": "2025-10-21",

@@ -12,6 +12,7 @@ from offerings.table.parameters import (
     RegionField,
     StrictBooleanField,
 )
+from offerings.table.rows import PRICE_FIELDS
 
 NULLABLE_INT = {"type": "integer", "nullable": True}
 NULLABLE_NUMBER = {"type": "number", "nullable": True}
@@ -106,17 +107,7 @@ def listing_parameters() -> list[dict]:
 
 PRICE = {
     "type": "object",
-    "required": [
-        "kind",
-        "term_months",
-        "region",
-        "price_per_hour",
-        "price_per_gpu_hour",
-        "currency",
-        "observed_at",
-        "is_stale",
-        "available",
-    ],
+    "required": PRICE_FIELDS,
     "properties": {
         "kind": {"type": "string", "enum": ["on-demand", "spot", "reserved", "capacity-block"]},
         "term_months": {"type": "integer", "minimum": 0},
@@ -134,6 +125,12 @@ PRICE = {
         },
         "is_stale": {"type": "boolean"},
         "available": NULLABLE_BOOL,
+        "source_url": {
+            "type": "string",
+            "format": "uri",
+            "description": "The document this price was read from, at its version: a provider's "
+            "price page or API request, or a third-party catalog file at its commit.",
+        },
         "original_price": {"type": "number"},
         "original_currency": {"type": "string"},
         "exchange_rate_date": {"type": "string", "format": "date", "nullable": True},

@@ -120,6 +120,7 @@ def serialize_offer(offer: Offer, gpu_count: int, rates: RateTable, now: datetim
         "observed_at": iso_utc(offer.observed_at),
         "is_stale": offer.is_stale(now),
         "available": offer.available,
+        "source_url": offer.source_url,
     }
     if offer.currency != USD:
         item["original_price"] = money(offer.price_per_hour)
@@ -239,7 +240,10 @@ def serialize_instance(
     }
 
 
-CSV_PRICE_FIELDS = [
+# A price object's fields in the API (`serialize_offer`), in order: every price has the first
+# list, a price charged in another currency the second too. The OpenAPI document and the CSV
+# export's price columns are built from these.
+PRICE_FIELDS = [
     "kind",
     "term_months",
     "region",
@@ -249,10 +253,10 @@ CSV_PRICE_FIELDS = [
     "observed_at",
     "is_stale",
     "available",
-    "original_price",
-    "original_currency",
-    "exchange_rate_date",
+    "source_url",
 ]
+PRICE_CONVERSION_FIELDS = ["original_price", "original_currency", "exchange_rate_date"]
+CSV_PRICE_FIELDS = PRICE_FIELDS + PRICE_CONVERSION_FIELDS
 
 
 def flatten(item: dict, currency: str, rates: RateTable) -> dict:

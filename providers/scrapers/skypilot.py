@@ -135,7 +135,20 @@ class FileVersion:
 
 
 def last_commit(client: httpx.Client, cloud: Cloud, ctx: ScrapeContext) -> FileVersion:
-    """The file's last commit and its date; `master`, undated, when GitHub gives no answer."""
+    """The file's last commit and its date; `master`, undated, when GitHub gives no answer.
+
+    A file pinned to a commit (a replay of a recording cut from that version) is read at that
+    commit, undated: a stored copy of a file shows no date, and its commit date is not known
+    offline."""
+    pinned = ctx.pinned.get(cloud.path)
+    if pinned is not None:
+        if not re.fullmatch(r"[0-9a-f]{40}", pinned):
+            raise ScrapeError(f"{SLUG} {cloud.name}: pinned commit {pinned!r} is not a full sha")
+        ctx.warn(
+            f"{cloud.name}: {cloud.path} read at the pinned commit {pinned[:12]} (a replay of a "
+            "recording cut from it); its prices are undated, the commit's date is not known here"
+        )
+        return FileVersion(pinned, None)
     try:
         response = client.get(
             COMMITS_URL, params={"path": cloud.path, "sha": DEFAULT_REF, "per_page": "1"}

@@ -78,8 +78,11 @@ def _refresh(transport, settings, clouds=("aws",)) -> ScrapeRun:
 
 @pytest.mark.usefixtures("catalog")
 def test_the_recording_fills_unpriced_types_undated_under_their_own_providers(replay):
+    from providers.replay import ReplayTransport
+
+    pinned = ReplayTransport(RECORDINGS / "skypilot" / "manifest.json").pinned_commits()
     with replay("skypilot") as client:
-        run = refresh_provider("skypilot", client, replaying=True)
+        run = refresh_provider("skypilot", client, replaying=True, pinned=pinned)
     assert run.status == "succeeded", run.error_messages
     assert run.provider.kind == Provider.Kind.PRICE_SOURCE
     filled = Offer.objects.filter(source="skypilot")
@@ -91,7 +94,12 @@ def test_the_recording_fills_unpriced_types_undated_under_their_own_providers(re
         instance__slug="bm-gpu-h100-8", region__code="eu-amsterdam-1", kind="on-demand"
     )
     assert oci.price_per_hour == Decimal("80")
-    assert oci.source_url.startswith("https://github.com/skypilot-org/skypilot-catalog/blob/")
+    # Each price cites the file at the commit the recording was cut from, never `master`.
+    assert oci.source_url == (
+        "https://github.com/skypilot-org/skypilot-catalog/blob/"
+        "0588751183820cf2dab5c8a89447e8aac9f73fd5/catalogs/v8/oci/vms.csv"
+    )
+    assert not filled.filter(source_url__contains="/master/").exists()
     # GCP: the host row (9.46006) plus the H100 x8 GPU row (33.60609) of the same zone.
     gcp = filled.get(instance__slug="a3-highgpu-8g", region__code="us-central1", kind="on-demand")
     assert gcp.price_per_hour == Decimal("43.066150")

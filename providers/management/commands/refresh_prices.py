@@ -144,6 +144,11 @@ class Command(BaseCommand):
                     replaying=replay is not None,
                     progress=progress,
                     recorded_at=getattr(transport, "recorded_at", None),
+                    pinned=(
+                        transport.pinned_commits()
+                        if isinstance(transport, ReplayTransport)
+                        else None
+                    ),
                 )
             except ProviderNotInCatalog as exc:
                 raise CommandError(str(exc)) from None
