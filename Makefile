@@ -21,9 +21,12 @@ LOCK := requirements.lock
 STAMP := $(VENV)/.installed-lock
 LOCALDB := $(PY) -m gpucatalog.localdb exec --
 PORT ?= 8000
-# The shipped provider recordings (hand-built, so their prices are "date unknown"): `make run`
-# replays them offline after loading the catalog, so a newcomer sees the prices they hold.
-RECORDINGS := tests/providers/recordings
+# The one recording that is a real capture: SkyPilot's public catalog files, verbatim rows at the
+# commits its manifest credits. `make run` replays it offline after loading the catalog, so a
+# newcomer sees the prices it holds, each citing its file at its commit. The other folders under
+# tests/providers/recordings/ are hand-built in each provider's documented shape: test fixtures,
+# never replayed into a catalog under the provider's name.
+RECORDINGS := tests/providers/recordings/skypilot
 ARGS ?=
 UV_VERSION ?= 0.13.9
 LOCK_FLAGS ?=
@@ -90,7 +93,7 @@ run: install
 	  $(PY) manage.py migrate --noinput && \
 	  $(PY) manage.py collectstatic --noinput && \
 	  $(PY) manage.py load_catalog && \
-	  { $(PY) manage.py refresh_prices --replay $(RECORDINGS) >/dev/null || \
+	  { $(PY) manage.py refresh_prices --provider skypilot --replay $(RECORDINGS) >/dev/null || \
 	    echo "warning: replaying the shipped recordings failed (refresh_prices --replay $(RECORDINGS))"; } && \
 	  exec $(PY) manage.py runserver 127.0.0.1:$(PORT)'
 

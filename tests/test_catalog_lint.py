@@ -314,3 +314,41 @@ def test_unreadable_toml_is_reported_not_raised(tmp_path):
     problems = lint_catalog(write(tmp_path, "[provider\nslug="))
     assert rules(problems) == {"schema"}
     assert problems[0].file == "providers/acme.toml"
+
+
+@pytest.mark.django_db
+def test_regional_spreads_over_the_limit_warn_unless_a_reason_is_written(catalog):
+    """GCP's a3-highgpu-8g ran 43.07 in us-central1 to 111.82 in europe-west4: a DWS rate mixed
+    into on-demand. A spread the lint finds needs a written reason to stay quiet."""
+    from offerings.management.commands.lint_catalog import Override, regional_spreads
+    from offerings.models import Offer, Region
+
+    assert regional_spreads() == []
+    offer = (
+        Offer.objects.filter(kind="on-demand", is_active=True).select_related("instance").first()
+    )
+    instance = offer.instance
+    far = Region.objects.create(provider=instance.provider, code="far-away-1", geo="eu")
+    Offer.objects.create(
+        instance=instance,
+        region=far,
+        kind="on-demand",
+        price_per_hour=offer.price_per_hour * 2,
+        currency=offer.currency,
+        price_per_gpu_hour_usd=offer.price_per_gpu_hour_usd * 2,
+        origin="catalog",
+        source_url="https://example.com/prices",
+    )
+    (line,) = regional_spreads()
+    assert line.startswith(f"warning: {instance.provider.slug}/{instance.slug}: on-demand")
+    assert "(2.00x), more than 1.6x with no written reason" in line
+    reason = Override(
+        provider=instance.provider.slug,
+        instance=instance.slug,
+        rule="price-spread",
+        reason="the far region is priced at twice the home one",
+        source_url="https://example.com/regions",
+    )
+    (line,) = regional_spreads([reason])
+    assert line.startswith("note: ")
+    assert "twice the home one" in line

@@ -295,3 +295,23 @@ def test_load_catalog_and_a_replay_in_any_order_change_nothing_the_second_time(d
         prices
     )
     assert PriceObservation.objects.count() == history
+
+
+def test_a_price_taken_out_of_its_fixture_is_retired_and_keeps_its_history(db, fixtures_dir):
+    """AWS's p5.48xlarge price was SkyPilot's v7 figure from before the June 2025 cut; taken out
+    of the fixture, it must stop showing, not linger as the catalog's price."""
+    load(fixtures_dir)
+    reserved = Offer.objects.get(kind="reserved", origin="catalog")
+    assert reserved.is_active
+    history = PriceObservation.objects.filter(offer=reserved).count()
+    path = fixtures_dir / "providers" / "acme.toml"
+    block = path.read_text().split("[[instances.prices]]")[2].split("\n\n")[0]
+    assert 'kind = "reserved"' in block
+    path.write_text(path.read_text().replace("[[instances.prices]]" + block, "", 1))
+    out = load(fixtures_dir)
+    reserved.refresh_from_db()
+    assert reserved.is_active is False
+    assert "retired    1" in out
+    assert PriceObservation.objects.filter(offer=reserved).count() == history
+    assert Offer.objects.filter(kind="on-demand", origin="catalog", is_active=True).exists()
+    assert "no changes" in load(fixtures_dir)

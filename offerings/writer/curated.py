@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from decimal import ROUND_HALF_EVEN
 
 from django.db import models, transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from offerings import platform
@@ -56,7 +57,10 @@ class LoadCounts:
         bucket[outcome] = bucket.get(outcome, 0) + n
 
     def changed(self) -> int:
-        return sum(c["created"] + c["updated"] + c.get("removed", 0) for c in self.counts.values())
+        return sum(
+            c["created"] + c["updated"] + c.get("removed", 0) + c.get("retired", 0)
+            for c in self.counts.values()
+        )
 
 
 def digest(entry: Mapping) -> str:
@@ -294,7 +298,28 @@ def load_instance(
     load_purchase_modes(instance, entry.purchase_modes, counts)
     for price in entry.prices:
         record_catalog_price(instance, regions[price.region], price, rates, counts)
+    retire_unlisted_prices(instance, entry.prices, regions, counts)
     return instance
+
+
+def retire_unlisted_prices(
+    instance: InstanceType, prices, regions: Mapping[str, Region], counts: LoadCounts
+) -> None:
+    """Retire the catalog's current prices of `instance` that its fixture entry no longer lists
+    (a price taken out because its source was wrong must stop showing). Only prices the catalog
+    itself holds: a scraper's, a price source's or a curator's stay, and so does a locked one.
+    Retired, not deleted: their history stays."""
+    listed = Q()
+    for price in prices:
+        listed |= Q(region=regions[price.region], kind=price.kind, term_months=price.term_months)
+    gone = Offer.objects.filter(
+        instance=instance, origin=Offer.Origin.CATALOG, source="", is_active=True
+    ).exclude(locked_fields__contains=["is_active"])
+    if prices:
+        gone = gone.exclude(listed)
+    retired = gone.update(is_active=False)
+    if retired:
+        counts.add("offer", "retired", retired)
 
 
 def _stands(observed_at, offer: Offer) -> bool:

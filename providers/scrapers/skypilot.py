@@ -250,6 +250,40 @@ def _gcp_gpus(name: str) -> tuple[str, int] | None:
     return (accelerator, int(match.group(1))) if match else None
 
 
+# SkyPilot's GCP fetcher takes the first GPU SKU typed OnDemand whose description contains the
+# GPU's name (sky/catalog/data_fetchers/fetch_gcp.py, get_gpu_price), and Dynamic Workload
+# Scheduler SKUs are typed OnDemand too ("Nvidia H100 80GB GPU attached to DWS Defined Duration
+# VMs running in Americas", $4.200761 per GPU-hour, against $9.80-12.74 for the on-demand SKUs of
+# the same GPU): in some regions its on-demand column holds a DWS flex-start rate. GCP's own
+# on-demand GPU prices differ by region by about a third at most (H100 80GB: 9.80 in us-east4 to
+# 12.74 in europe-west4 per GPU-hour in the same file), so a GPU row priced below this share of the
+# same accelerator's highest regional price is taken for another purchase model and left out of
+# on-demand.
+GCP_OTHER_MODEL_SHARE = Decimal("0.6")
+
+
+def _gcp_other_model_rows(gpu_rows: dict[tuple, dict[str, str]]) -> set[tuple]:
+    """The GPU rows whose on-demand price is another purchase model's (see above)."""
+    prices: dict[tuple[str, int], list[Decimal]] = {}
+    for (accelerator, count, _region, _zone), row in gpu_rows.items():
+        try:
+            price = _price(row.get("Price"))
+        except ValueError:
+            continue
+        if price is not None:
+            prices.setdefault((accelerator, count), []).append(price)
+    highest = {key: max(values) for key, values in prices.items()}
+    flagged = set()
+    for key, row in gpu_rows.items():
+        try:
+            price = _price(row.get("Price"))
+        except ValueError:
+            continue
+        if price is not None and price < GCP_OTHER_MODEL_SHARE * highest[key[:2]]:
+            flagged.add(key)
+    return flagged
+
+
 @dataclass
 class _Reading:
     """The lowest price per (type, region, kind) over the zones of a region."""
@@ -271,6 +305,8 @@ def _zone_prices(cloud: Cloud, rows: list[dict[str, str]], rejected: list[Reject
                     (row.get("AvailabilityZone") or "").strip(),
                 )
                 gpu_rows[key] = row
+    other_model = _gcp_other_model_rows(gpu_rows) if cloud.name == "gcp" else set()
+    left_out: set[tuple[str, str]] = set()
     readings: dict[tuple[str, str, str], _Reading] = {}
     for row in rows:
         name = (row.get("InstanceType") or "").strip()
@@ -285,10 +321,27 @@ def _zone_prices(cloud: Cloud, rows: list[dict[str, str]], rejected: list[Reject
             continue  # single-GPU and CPU types are not in this catalog
         extra = None
         if cloud.name == "gcp":
-            extra = gpu_rows.get((gpus[0], gpus[1], region, zone)) if gpus else None
+            key = (gpus[0], gpus[1], region, zone) if gpus else None
+            extra = gpu_rows.get(key) if key else None
             if extra is None:
                 continue  # no GPU price row for this zone: the host price alone is not the price
         for kind, column in (("on-demand", "Price"), ("spot", "SpotPrice")):
+            if kind == "on-demand" and extra is not None and key in other_model:
+                if (name, region) not in left_out:
+                    left_out.add((name, region))
+                    rejected.append(
+                        RejectedRow(
+                            sku=name,
+                            provider=cloud.provider,
+                            reason=(
+                                f"{cloud.name} {region}: the {gpus[0]} x{gpus[1]} on-demand price "
+                                f"{extra.get('Price')} is under {GCP_OTHER_MODEL_SHARE:.0%} of "
+                                "that GPU's highest regional price: another purchase model "
+                                "(a DWS flex-start rate SkyPilot's fetcher matched); left out"
+                            ),
+                        )
+                    )
+                continue
             try:
                 price = _price(row.get(column))
                 if extra is not None:

@@ -183,14 +183,11 @@ def test_the_gcp_recording_ingests_exact_prices(settings):
             Decimal(price_),
             Decimal(per_gpu),
         )
-    # All six were priced by the fixture (SkyPilot's sums): updated; only a2-megagpu-16g's
-    # on-demand figure differs (fixture 55.73951, rounded; assembled 55.739504): one history row.
-    assert (run.fetched, run.created, run.updated, run.unchanged, run.rejected) == (6, 0, 6, 0, 0)
+    # The fixture prices none of the six (its figures were SkyPilot's, which supplies them as
+    # itself): all six are created, each with one history row.
+    assert (run.fetched, run.created, run.updated, run.unchanged, run.rejected) == (6, 6, 0, 0, 0)
     mega = offers.get(instance__slug="a2-megagpu-16g", kind="on-demand")
-    assert list(mega.history.values_list("price_per_hour", flat=True)) == [
-        Decimal("55.739504"),  # newest first
-        Decimal("55.73951"),
-    ]
+    assert list(mega.history.values_list("price_per_hour", flat=True)) == [Decimal("55.739504")]
 
 
 @pytest.mark.usefixtures("catalog")

@@ -101,8 +101,19 @@ def test_the_recording_fills_unpriced_types_undated_under_their_own_providers(re
     )
     assert not filled.filter(source_url__contains="/master/").exists()
     # GCP: the host row (9.46006) plus the H100 x8 GPU row (33.60609) of the same zone.
-    gcp = filled.get(instance__slug="a3-highgpu-8g", region__code="us-central1", kind="on-demand")
-    assert gcp.price_per_hour == Decimal("43.066150")
+    # us-east4: the host row (9.46006) plus the H100 x8 GPU row (78.37241) of the same zone.
+    gcp = filled.get(instance__slug="a3-highgpu-8g", region__code="us-east4", kind="on-demand")
+    assert gcp.price_per_hour == Decimal("87.832470")
+    # us-central1's H100 x8 row, 33.60609 (8 x 4.200761, a DWS flex-start rate SkyPilot's
+    # fetcher matched as on-demand), is another purchase model: left out, named on the run.
+    assert not filled.filter(
+        instance__slug="a3-highgpu-8g", region__code="us-central1", kind="on-demand"
+    ).exists()
+    assert any(
+        row["sku"] == "a3-highgpu-8g"
+        and row["reason"].startswith("gcp us-central1: the H100 x8 on-demand price 33.60609")
+        for row in run.rejected_rows
+    )
     # Spot: the lowest zone price of the region (us-east-1's seven zones, an Atlanta Local Zone
     # among them, run from 55.04 down to 10.1808).
     spot = Offer.objects.get(

@@ -22,6 +22,7 @@ An override that matches no problem is itself reported, so stale ones do not pil
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from decimal import Decimal
@@ -35,7 +36,7 @@ from pydantic import ValidationError as SchemaError
 
 from offerings import coverage, platform
 from offerings.content import facts
-from offerings.models import PriceCheck
+from offerings.models import Offer, PriceCheck
 from offerings.money import RateTable, gpu_hour_usd
 from offerings.schemas import (
     RDMA_FABRICS,
@@ -68,7 +69,11 @@ RULES = {
     "override": "every lint override names a known rule and matches a problem",
     "basis": "every known nvlink and fabric fact states its basis (provider or third-party)",
     "platform": "no stated fact contradicts a platform rule, and every platform fact has one",
+    # Checked by --price-checks against the database, not in the files: an override gives the
+    # written reason a flagged spread stays.
+    "price-spread": "a type's on-demand prices differ at most 1.6x across its provider's regions",
 }
+DATABASE_RULES = frozenset({"price-spread"})
 
 
 @dataclass(frozen=True)
@@ -425,7 +430,7 @@ def lint_catalog(fixtures: Path, today: date | None = None) -> list[Problem]:
             )
         elif (override.provider, override.instance) not in known_instances:
             problems.append(Problem(OVERRIDES_FILE, where, "override", "no such instance"))
-        elif override not in used:
+        elif override not in used and override.rule not in DATABASE_RULES:
             problems.append(
                 Problem(
                     OVERRIDES_FILE,
@@ -466,6 +471,50 @@ def price_disagreements(tolerance: Decimal = PRICE_CHECK_TOLERANCE) -> list[str]
     return lines
 
 
+PRICE_SPREAD_LIMIT = Decimal("1.6")
+
+
+def regional_spreads(
+    overrides: Iterable[Override] = (), limit: Decimal = PRICE_SPREAD_LIMIT
+) -> list[str]:
+    """One line per instance type whose current on-demand prices (USD per GPU-hour) differ more
+    than `limit` times across its provider's regions: a warning, or a note with the written
+    reason when `fixtures/lint_overrides.toml` gives one (rule `price-spread`). Such a spread is
+    what another purchase model in an on-demand column looks like (GCP's DWS rates in SkyPilot's
+    catalog); a real regional difference stays with its reason."""
+    reasons = {(o.provider, o.instance): o for o in overrides if o.rule == "price-spread"}
+    prices: dict[tuple[str, str], list[tuple[Decimal, str]]] = {}
+    offers = Offer.objects.current().filter(
+        kind=Offer.Kind.ON_DEMAND, price_per_gpu_hour_usd__isnull=False
+    )
+    for provider, instance, price, region in offers.values_list(
+        "instance__provider__slug", "instance__slug", "price_per_gpu_hour_usd", "region__code"
+    ):
+        prices.setdefault((provider, instance), []).append((price, region))
+    lines = []
+    for (provider, instance), readings in sorted(prices.items()):
+        low, high = min(readings), max(readings)
+        if low[0] <= 0 or high[0] / low[0] <= limit:
+            continue
+        spread = (
+            f"{provider}/{instance}: on-demand {low[0]:.4f} USD/GPU-h in {low[1]} to "
+            f"{high[0]:.4f} in {high[1]} ({high[0] / low[0]:.2f}x)"
+        )
+        override = reasons.get((provider, instance))
+        if override is None:
+            lines.append(f"warning: {spread}, more than {limit}x with no written reason")
+        else:
+            lines.append(f"note: {spread}: {override.reason} ({override.source_url})")
+    return lines
+
+
+def read_overrides(fixtures: Path) -> tuple[Override, ...]:
+    problems: list[Problem] = []
+    path = fixtures / OVERRIDES_FILE
+    parsed = _read(path, OverrideCatalog, problems, fixtures) if path.exists() else None
+    return parsed.overrides if parsed else ()
+
+
 class Command(BaseCommand):
     # The lint reads files only: no database, URLs or other app checks are needed to run it.
     requires_system_checks = []
@@ -491,7 +540,9 @@ class Command(BaseCommand):
             "--price-checks",
             action="store_true",
             help="Also warn where a price source (SkyPilot's catalog) disagrees by more than "
-            f"{PRICE_CHECK_TOLERANCE:.0%} with the price another source supplies (reads the database).",
+            f"{PRICE_CHECK_TOLERANCE:.0%} with the price another source supplies, and where a type's "
+            f"on-demand prices differ more than {PRICE_SPREAD_LIMIT}x across its provider's regions "
+            "without a written reason (reads the database).",
         )
 
     def handle(self, *args, fixtures: Path, verbosity: int = 1, **options):
@@ -510,6 +561,9 @@ class Command(BaseCommand):
         if options.get("price_checks"):
             for line in price_disagreements():
                 self.stdout.write(self.style.WARNING(line))
+            for line in regional_spreads(read_overrides(fixtures)):
+                style = self.style.WARNING if line.startswith("warning") else self.style.NOTICE
+                self.stdout.write(style(line))
         if problems:
             raise CommandError(f"catalog lint: {len(problems)} problem(s)")
         if verbosity:

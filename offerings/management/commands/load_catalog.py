@@ -65,6 +65,7 @@ class Command(BaseCommand):
                 self.stdout.write(
                     f"{label:<16} created {bucket['created']:>4}  updated {bucket['updated']:>4}"
                     f"  unchanged {bucket['unchanged']:>4}"
+                    + (f"  retired {bucket['retired']:>4}" if bucket.get("retired") else "")
                 )
             summary = f"{counts.changed()} row(s) written" if counts.changed() else "no changes"
             self.stdout.write(self.style.SUCCESS(f"Catalog loaded: {summary}."))
