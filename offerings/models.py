@@ -1167,8 +1167,9 @@ class OfferQuerySet(models.QuerySet):
         """Current offers whose price was observed longer ago than the stale threshold."""
         now = now or timezone.now()
         cutoff = now - timedelta(hours=settings.PRICE_STALE_AFTER_HOURS)
-        # An undated price (its source shows no date) counts as stale.
-        return self.current().filter(Q(observed_at__lt=cutoff) | Q(observed_at__isnull=True))
+        # An undated price (its source shows no date) is not stale: its age is unknown, which
+        # the pages say once for the table rather than as a warning on every row.
+        return self.current().filter(observed_at__lt=cutoff)
 
 
 class Offer(models.Model):
@@ -1288,10 +1289,12 @@ class Offer(models.Model):
 
     @staticmethod
     def stale_at(observed_at, now=None) -> bool:
-        """Whether a price read at `observed_at` is stale at `now` (for rows read as values)."""
+        """Whether a price read at `observed_at` is stale at `now` (for rows read as values): a
+        dated price older than PRICE_STALE_AFTER_HOURS. An undated one is "date unknown", not
+        stale (nothing says how old it is)."""
         now = now or timezone.now()
         if observed_at is None:
-            return True  # "date unknown" is never fresh
+            return False
         return observed_at < now - timedelta(hours=settings.PRICE_STALE_AFTER_HOURS)
 
 
@@ -1405,6 +1408,15 @@ class ScrapeRun(models.Model):
         help_text=(
             "Rows read from each file or endpoint of the run, by its name: the row-count guard "
             "compares each with the same part of the last good run."
+        ),
+    )
+    replay_of = models.CharField(
+        max_length=300,
+        blank=True,
+        default="",
+        help_text=(
+            "The recording a replay read (its manifest); empty for a live run. A replay is "
+            "reported as one, never as a refresh."
         ),
     )
     trigger = models.CharField(max_length=20, default="command")

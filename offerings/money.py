@@ -77,3 +77,39 @@ def gpu_hour_usd(
     usd, rate = rates.to_usd(price_per_hour, currency)
     per_gpu = (usd / gpu_count).quantize(GPU_HOUR_PLACES, rounding=ROUND_HALF_EVEN)
     return per_gpu, rate
+
+
+# -- money as pages show it ---------------------------------------------------------------------
+
+SYMBOLS = {"USD": "$", "CNY": "¥"}
+CENTS = Decimal("0.01")
+
+
+def currency_prefix(currency: str) -> str:
+    """What goes before an amount: `$`, `¥`, or the code and a space (`EUR `)."""
+    return SYMBOLS.get(currency, currency + " ")
+
+
+def _text(amount: Decimal, currency: str) -> str:
+    return f"{currency_prefix(currency)}{amount:,f}"
+
+
+def shown_price(value: Decimal | float | None, currency: str = USD) -> str:
+    """An amount of money as a page shows it: rounded half-even to cents (`$12.29`, `¥156.19`,
+    `$0.05`); an em dash for no figure. The exact figure stays in the API and the exports."""
+    if not isinstance(value, Decimal | int | float):
+        return "—"
+    return _text(Decimal(str(value)).quantize(CENTS, rounding=ROUND_HALF_EVEN), currency)
+
+
+def shown_gpu_hour_price(value: Decimal | float | None, currency: str = USD) -> str:
+    """A price per GPU-hour (or another small unit cost) as a page shows it: cents from one unit
+    up (`$2.99`), three significant figures below it (`$0.853`, `$0.0123`), where cents alone
+    would hide a third of the difference between two cheap GPUs."""
+    if not isinstance(value, Decimal | int | float):
+        return "—"
+    value = Decimal(str(value))
+    if abs(value) >= 1 or value == 0:
+        return shown_price(value, currency)
+    places = Decimal(1).scaleb(value.adjusted() - 2)  # three significant figures
+    return _text(value.quantize(places, rounding=ROUND_HALF_EVEN), currency)

@@ -21,7 +21,13 @@ from providers.base import ScrapeContext, ScrapeError
 from providers.exchanges import redact_url
 from providers.http import RETRY_STATUSES, make_client, no_sleep
 from providers.registry import SCRAPERS, catalog_row
-from providers.replay import ReplayError, ReplayMismatch, ReplayTransport, manifest_path
+from providers.replay import (
+    ReplayError,
+    ReplayMismatch,
+    ReplayTransport,
+    manifest_path,
+    recording_name,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -78,6 +84,7 @@ def refresh_provider(
     raise_transient: bool = False,
     recorded_at: Callable[[], datetime | None] | None = None,
     pinned: dict[str, str] | None = None,
+    replay_of: str = "",
 ) -> ScrapeRun:
     """Scrape one provider and upsert what it returned; the run record says how it went.
 
@@ -98,7 +105,9 @@ def refresh_provider(
         return writer.record_skipped_run(
             provider, f"{_not_set(scraper.missing_settings())}: {slug} skipped", trigger
         )
-    run = writer.start_scrape_run(provider, trigger, now=timezone.now(), task_id=task_id)
+    run = writer.start_scrape_run(
+        provider, trigger, now=timezone.now(), task_id=task_id, replay_of=replay_of
+    )
     ctx = ScrapeContext(
         now=run.started_at,
         api_key=api_key or "replay",
@@ -198,6 +207,7 @@ def refresh_from_source(
             raise_transient=True,
             recorded_at=transport.recorded_at if transport is not None else None,
             pinned=transport.pinned_commits() if transport is not None else None,
+            replay_of=recording_name(transport.manifest) if transport is not None else "",
         )
 
 

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Literal
 
 import httpx
+from django.conf import settings
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from providers import grpc  # registry: the scrapers register their gRPC methods
@@ -93,6 +94,16 @@ def manifest_path(directory: Path, slug: str, single: bool) -> Path:
     if single and (directory / "manifest.json").exists():
         return directory / "manifest.json"
     return directory / slug / "manifest.json"
+
+
+def recording_name(manifest: Path) -> str:
+    """How a run names the recording it replayed: its folder, relative to the project when it
+    lies inside it (`tests/providers/recordings/skypilot`)."""
+    folder = manifest.resolve().parent
+    try:
+        return str(folder.relative_to(Path(settings.BASE_DIR).resolve()))
+    except ValueError:
+        return str(folder)
 
 
 def providers_in(directory: Path) -> list[str]:

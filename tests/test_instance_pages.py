@@ -306,8 +306,8 @@ def test_the_feed_is_atom_and_shows_each_change_from_old_to_new(client, catalog)
     observe(offer, "20", datetime(2026, 11, 15, tzinfo=UTC))
     entries = feed_entries(client)
     titles = [e.find(f"{ATOM}title").text for e in entries]
-    assert titles[0] == "AWS ib.8x, us-east-1 on-demand: 24.0000 → 20.0000 USD/hour"
-    assert "first seen at 24.0000" in titles[1]
+    assert titles[0] == "AWS ib.8x, us-east-1 on-demand: $24.00 → $20.00 per hour"
+    assert "first seen at $24.00" in titles[1]
     for entry in entries:
         for required in ("id", "title", "updated", "link"):
             assert entry.find(f"{ATOM}{required}") is not None
@@ -336,7 +336,9 @@ def test_a_new_offer_makes_a_first_seen_entry(client, catalog, region):
     assert feed_entries(client) == []  # no observations recorded by make_offer
 
 
-def test_the_detail_page_states_each_price_as_charged_without_padding(client, catalog):
+def test_the_detail_page_shows_money_as_money_in_one_currency(client, catalog):
+    """$101.70125 and ¥156.186301 were shown; a page shows cents, per GPU-hour three
+    significant figures below a dollar, in USD with the amount charged as a note."""
     from offerings.models import Region
     from tests.conftest import make_offer
 
@@ -349,28 +351,36 @@ def test_the_detail_page_states_each_price_as_charged_without_padding(client, ca
     )
     body = client.get("/instances/aws/ib-8x/").content.decode()
     assert "<td>$24.00</td>" in body  # stored as 24.0000
-    assert "<td>$27.197</td>" in body  # never rounded away
+    assert "$27.20" in body  # rounded to cents
+    assert "27.197" not in body
     assert "24.0000" not in body
 
 
 @pytest.mark.parametrize(
-    ("value", "currency", "shown"),
+    ("value", "currency", "shown", "per_gpu_hour"),
     [
-        ("98.3200", "USD", "$98.32"),
-        ("27.1970", "USD", "$27.197"),
-        ("1234.5", "CNY", "¥1,234.50"),
-        ("0.0123", "USD", "$0.0123"),
-        ("100", "USD", "$100.00"),
-        ("12.00", "EUR", "EUR 12.00"),
-        (None, "USD", "—"),
+        ("98.3200", "USD", "$98.32", "$98.32"),
+        ("101.70125", "USD", "$101.70", "$101.70"),
+        ("156.186301", "CNY", "¥156.19", "¥156.19"),
+        ("1234.5", "CNY", "¥1,234.50", "¥1,234.50"),
+        ("0.853", "USD", "$0.85", "$0.853"),
+        ("0.0123456", "USD", "$0.01", "$0.0123"),
+        ("0.5", "USD", "$0.50", "$0.500"),
+        ("1", "USD", "$1.00", "$1.00"),
+        ("12.00", "EUR", "EUR 12.00", "EUR 12.00"),
+        (None, "USD", "—", "—"),
     ],
 )
-def test_exact_price(value, currency, shown):
+def test_money_is_shown_in_cents_and_a_gpu_hour_to_three_figures(
+    value, currency, shown, per_gpu_hour
+):
     from decimal import Decimal
 
-    from offerings.templatetags.catalog import exact_price
+    from offerings.money import shown_gpu_hour_price, shown_price
 
-    assert exact_price(None if value is None else Decimal(value), currency) == shown
+    amount = None if value is None else Decimal(value)
+    assert shown_price(amount, currency) == shown
+    assert shown_gpu_hour_price(amount, currency) == per_gpu_hour
 
 
 def test_the_gpu_page_shows_each_groups_cheapest_and_links_to_them_all(

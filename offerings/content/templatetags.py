@@ -34,8 +34,14 @@ register = template.Library()
 HREFLANG = {"en": "en", "zh-hans": "zh-Hans"}
 OG_LOCALE = {"en": "en_US", "zh-hans": "zh_CN"}
 JSON_ESCAPES = {ord(">"): "\\u003E", ord("<"): "\\u003C", ord("&"): "\\u0026"}
-# `Offer.origin` in the data page's words; the curated catalog is the one other origin.
-PRICE_ORIGINS = {OfferOrigin.SCRAPER: _("provider API"), OfferOrigin.CURATOR: _("a curator")}
+# `Offer.origin:Offer.source` in the data page's words; the curated catalog is the one other.
+PRICE_ORIGINS = {
+    f"{OfferOrigin.SCRAPER}:": _("provider API"),
+    f"{OfferOrigin.CURATOR}:": _("a curator"),
+    f"{OfferOrigin.SCRAPER}:skypilot": _(
+        "SkyPilot's public catalog (third party), files read at their commits"
+    ),
+}
 CURATED_ORIGIN = _("curated from documentation")
 NO_PRICES = _("no prices yet")
 
@@ -81,10 +87,11 @@ def figtext(name: str) -> str:
 
 @register.filter
 def price_origins(origins: list[str]) -> str:
-    """Where a provider's prices come from, in words, or that it has none yet."""
+    """Where a provider's prices come from (each `origin:source`), in words, or that it has none
+    yet."""
     if not origins:
         return str(NO_PRICES)
-    return ", ".join(str(PRICE_ORIGINS.get(origin, CURATED_ORIGIN)) for origin in origins)
+    return ", ".join(str(PRICE_ORIGINS.get(origin, CURATED_ORIGIN)) for origin in sorted(origins))
 
 
 @register.filter

@@ -13,7 +13,8 @@ from urllib.parse import urlsplit
 from django.conf import settings
 from django.contrib.postgres.aggregates import ArrayAgg
 from django.contrib.sitemaps import Sitemap
-from django.db.models import Count, Exists, Max, OuterRef, Q, Subquery
+from django.db.models import CharField, Count, Exists, Max, OuterRef, Q, Subquery, Value
+from django.db.models.functions import Concat
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import NoReverseMatch, reverse
@@ -153,22 +154,43 @@ def about_data(request: HttpRequest) -> HttpResponse:
     """`/about/data/`: where the data comes from, how fresh it is, and the reference rates."""
     visible = Q(instance_types__is_active=True, instance_types__is_hidden=False)
     current = Q(instance_types__offers__is_active=True) & visible
+    # Live runs only: a replay reads a recording and is never reported as a refresh.
     last_refresh = ScrapeRun.objects.filter(
-        provider=OuterRef("pk"), status=RunStatus.SUCCEEDED
+        provider=OuterRef("pk"), status=RunStatus.SUCCEEDED, replay_of=""
     ).order_by("-started_at")
     providers = Provider.objects.annotate(
         listed=Count("instance_types", filter=visible, distinct=True),
         newest_price=Max("instance_types__offers__observed_at", filter=current),
         price_origins=ArrayAgg(
-            "instance_types__offers__origin", filter=current, distinct=True, default=[]
+            Concat(
+                "instance_types__offers__origin",
+                Value(":"),
+                "instance_types__offers__source",
+                output_field=CharField(),
+            ),
+            filter=current,
+            distinct=True,
+            default=[],
+        ),
+        prices=Count("instance_types__offers", filter=current, distinct=True),
+        dated_prices=Count(
+            "instance_types__offers",
+            filter=current & Q(instance_types__offers__observed_at__isnull=False),
+            distinct=True,
         ),
         last_refresh=Subquery(last_refresh.values("finished_at")[:1]),
     ).order_by("name")
     rates = list(ExchangeRate.objects.order_by("currency", "-rate_date").distinct("currency"))
     for rate in rates:
         rate.per_usd = 1 / rate.usd_per_unit
+    listed = [provider for provider in providers if provider.listed]
+    prices = sum(p.prices for p in listed)
+    dated = sum(p.dated_prices for p in listed)
     context = {
-        "providers": [provider for provider in providers if provider.listed],
+        "providers": listed,
+        "prices": prices,
+        "dated_prices": dated,
+        "dated_percent": round(100 * dated / prices) if prices else 0,
         "rates": rates,
         "corrections_form": route_exists("offerings:instance-report", "provider", "slug"),
         "instance_count": InstanceType.objects.visible().count(),

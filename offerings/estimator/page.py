@@ -28,6 +28,7 @@ from offerings.estimator.calibration import (
 from offerings.estimator.collectives import intra_link
 from offerings.estimator.core import GIB, InstanceSpec
 from offerings.estimator.phrases import FieldError, Language, Phrase
+from offerings.money import shown_gpu_hour_price
 
 NODE_CHOICES = (1, 2, 4, 8, 16, 32)
 
@@ -59,11 +60,9 @@ def format_seconds(value: float | None) -> str:
 
 
 def format_usd(value: float | None) -> str:
-    if value is None:
-        return "—"
-    if value >= 1:
-        return f"${format_decimal(value, 2)}"
-    return f"${value:.4f}"
+    """A cost as money: cents from one dollar up, three significant figures below (a cost per
+    step of $0.00341 would read $0.00 in cents)."""
+    return shown_gpu_hour_price(value)
 
 
 def format_share(value: float | None) -> str:

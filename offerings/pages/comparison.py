@@ -117,6 +117,7 @@ class Line:
     cells: list
     differs: bool
     is_price: bool = False
+    per_gpu_hour: bool = False  # shown to three significant figures below one unit
 
 
 def _same(value: Any) -> str:
@@ -126,7 +127,9 @@ def _same(value: Any) -> str:
     return repr(value) if value is None or isinstance(value, bool) else str(value)
 
 
-def _price_line(label, explanation, rows: list[InstanceType], attribute: str) -> Line:
+def _price_line(
+    label, explanation, rows: list[InstanceType], attribute: str, per_gpu_hour: bool = False
+) -> Line:
     cells = [PriceCell(getattr(row, attribute, None), row) for row in rows]
     priced = [c.value for c in cells if c.value is not None]
     differs = len({_same(c.value) for c in cells}) > 1
@@ -141,7 +144,7 @@ def _price_line(label, explanation, rows: list[InstanceType], attribute: str) ->
                 cell.above = (cell.value - low).quantize(CENT, rounding=ROUND_HALF_EVEN)
                 if low > 0:
                     cell.above_percent = round((cell.value - low) / low * 100)
-    return Line(label, explanation, cells, differs, is_price=True)
+    return Line(label, explanation, cells, differs, is_price=True, per_gpu_hour=per_gpu_hour)
 
 
 def _fact_lines(facts: list[Fact], rows: list[InstanceType]) -> list[Line]:
@@ -161,6 +164,7 @@ def compare_table(rows: list[InstanceType]) -> list[Line]:
             _("Cheapest current price, on-demand preferred."),
             rows,
             "shown_per_gpu_hour",
+            per_gpu_hour=True,
         ),
         _price_line(_("Price per hour (USD)"), "", rows, "shown_per_hour"),
     ]

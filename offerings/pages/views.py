@@ -45,8 +45,14 @@ def _detail_context(instance: InstanceType, form: CorrectionForm | None = None) 
     rates = RateTable()
     now = timezone.now()
     offers = instance.current_offers
+    # The kinds a dated price exists for: an undated price beside one is marked "older source".
+    dated_kinds = {o.kind for o in offers if o.observed_at is not None}
     for offer in offers:
         offer.links = price_links(offer, instance.provider.slug)
+        offer.usd_per_hour = rates.usd(
+            offer.price_per_hour, offer.currency, offer.exchange_rate_date
+        )
+        offer.older_source = offer.observed_at is None and offer.kind in dated_kinds
     charted = next((o for o in offers if o.kind == "on-demand"), offers[0] if offers else None)
     chart = single = None
     if charted is not None:
@@ -226,7 +232,9 @@ def provider_detail(request: HttpRequest, slug: str) -> HttpResponse:
         "stale": sum(1 for o in offers if o.is_stale()),
         "offer_count": len(offers),
         "last_run": runs.first(),
-        "last_good_run": runs.filter(status=ScrapeRun.Status.SUCCEEDED).first(),
+        # A replay reads a recording: it is reported as one, never as a refresh.
+        "last_good_run": runs.filter(status=ScrapeRun.Status.SUCCEEDED, replay_of="").first(),
+        "dated": sum(1 for o in offers if o.observed_at is not None),
         "stale_hours": settings.PRICE_STALE_AFTER_HOURS,
     }
     return render(request, "offerings/provider_detail.html", context)

@@ -108,7 +108,7 @@ class PlanOffer:
 
     @property
     def is_stale(self) -> bool:
-        """Offer.is_stale's rule: undated, or read longer ago than PRICE_STALE_AFTER_HOURS."""
+        """Offer.is_stale's rule: dated and read longer ago than PRICE_STALE_AFTER_HOURS."""
         return Offer.stale_at(self.observed_at)
 
 

@@ -10,6 +10,7 @@ from django.utils.feedgenerator import Atom1Feed
 from django.views.decorators.http import require_safe
 
 from offerings.models import InstanceType, Offer, PriceObservation
+from offerings.money import shown_gpu_hour_price, shown_price
 from offerings.table.parameters import (
     ListingQuery,
     invalid_parameters,
@@ -78,22 +79,25 @@ class PriceChangesFeed(Feed):
     def item_title(self, item: PriceObservation) -> str:
         offer = item.offer
         instance = offer.instance
+        currency = item.currency
         change = (
-            f"{item.previous_price:,.4f} → {item.price_per_hour:,.4f}"
+            f"{shown_price(item.previous_price, currency)} → "
+            f"{shown_price(item.price_per_hour, currency)}"
             if item.previous_price is not None
-            else f"first seen at {item.price_per_hour:,.4f}"
+            else f"first seen at {shown_price(item.price_per_hour, currency)}"
         )
         term = f" {offer.term_months} mo" if offer.term_months else ""
         return (
             f"{instance.provider.name} {instance.name}, {offer.region.code} "
-            f"{offer.kind}{term}: {change} {item.currency}/hour"
+            f"{offer.kind}{term}: {change} per hour"
         )
 
     def item_description(self, item: PriceObservation) -> str:
         per_gpu = item.price_per_hour / item.offer.instance.gpu_count
         return (
-            f"{item.price_per_hour:,.4f} {item.currency} per hour "
-            f"({per_gpu:,.4f} per GPU-hour), observed {item.observed_at:%Y-%m-%d %H:%M} UTC."
+            f"{shown_price(item.price_per_hour, item.currency)} per hour "
+            f"({shown_gpu_hour_price(per_gpu, item.currency)} per GPU-hour), observed "
+            f"{item.observed_at:%Y-%m-%d %H:%M} UTC."
         )
 
     def item_link(self, item: PriceObservation) -> str:

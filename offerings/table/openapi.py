@@ -120,10 +120,15 @@ PRICE = {
             "format": "date-time",
             "nullable": True,
             "description": "When the price was read at its source (UTC); null when the source "
-            "shows no date: such a price is stale and shown as 'date unknown', and it never "
-            "replaces a dated price for the same offer.",
+            "shows no date: such a price is shown as 'date unknown', it never replaces a dated "
+            "price for the same offer, and it never heads a row that has a dated price of its "
+            "kind.",
         },
-        "is_stale": {"type": "boolean"},
+        "is_stale": {
+            "type": "boolean",
+            "description": "A dated price read longer ago than the site's staleness limit; "
+            "false for an undated one (its age is unknown: see observed_at).",
+        },
         "available": NULLABLE_BOOL,
         "source_url": {
             "type": "string",

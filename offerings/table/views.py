@@ -206,10 +206,17 @@ def listing_context(
         "feed_url": reverse("feed-price-changes")
         + (f"?{feed_query.urlencode()}" if feed_query else ""),
         "availability": counts.availability,
+        "undated_notice": undated_share(rows) > 0.5,
         "empty_causes": causes(request.GET, listing) if empty else [],
         "stale_hours": settings.PRICE_STALE_AFTER_HOURS,
     }
     return context, 200 if listing.is_valid else 400
+
+
+def undated_share(rows: list) -> float:
+    """The share of the shown prices whose source shows no date (0 without prices)."""
+    prices = [row.row_offer for row in rows if getattr(row, "row_offer", None) is not None]
+    return sum(o.observed_at is None for o in prices) / len(prices) if prices else 0.0
 
 
 def listing_parameters() -> set[str]:

@@ -1,7 +1,7 @@
 """Template helpers for showing catalog figures: money in the display currency, unknowns."""
 
 import json
-from decimal import ROUND_HALF_EVEN, Decimal
+from decimal import Decimal
 
 from django import template
 from django.utils.html import format_html
@@ -10,41 +10,24 @@ from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 
 from offerings import platform
+from offerings.money import shown_gpu_hour_price, shown_price
 from offerings.table.reference import CHOICE_FIELDS, listing_reference
 from offerings.web import relative_time
 from offerings.web.caching import versioned_value
 
 register = template.Library()
 
-SYMBOLS = {"USD": "$", "CNY": "¥"}
-
-
-def currency_prefix(currency: str) -> str:
-    """What goes before an amount: `$`, `¥`, or the code and a space (`EUR `)."""
-    return SYMBOLS.get(currency, currency + " ")
-
 
 @register.filter
 def price(value: Decimal | None, currency: str = "USD") -> str:
-    """`$12.29` / `¥87.50`; an em dash for no figure."""
-    if not isinstance(value, Decimal | int | float):
-        return "—"
-    value = Decimal(str(value))
-    places = Decimal("0.01") if abs(value) >= Decimal("0.1") else Decimal("0.0001")
-    amount = value.quantize(places, rounding=ROUND_HALF_EVEN)
-    return f"{currency_prefix(currency)}{amount:,}"
+    """Money on a page, rounded to cents (`money.shown_price`)."""
+    return shown_price(value, currency)
 
 
 @register.filter
-def exact_price(value: Decimal | None, currency: str = "USD") -> str:
-    """The price as the provider states it, without the column's padding: `$98.32`, `$27.197`,
-    `¥1,234.50`; at least two decimal places, never rounded."""
-    if not isinstance(value, Decimal | int | float):
-        return "—"
-    amount = Decimal(str(value)).normalize()
-    if amount.as_tuple().exponent > -2:
-        amount = amount.quantize(Decimal("0.01"))
-    return f"{currency_prefix(currency)}{amount:,f}"
+def gpu_hour_price(value: Decimal | None, currency: str = "USD") -> str:
+    """A price per GPU-hour on a page (`money.shown_gpu_hour_price`)."""
+    return shown_gpu_hour_price(value, currency)
 
 
 @register.filter

@@ -343,7 +343,7 @@ def record_catalog_price(
 ) -> None:
     """Store a curated price unless the offer already holds one as new or newer.
 
-    A price whose source shows no date is stored undated ("date unknown", always stale) and
+    A price whose source shows no date is stored undated ("date unknown") and
     never replaces a dated one for the same offer.
     """
     hourly = price.hourly.quantize(GPU_HOUR_PLACES, rounding=ROUND_HALF_EVEN)

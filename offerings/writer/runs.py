@@ -11,11 +11,16 @@ from offerings.models import Provider, ScrapeRun
 
 
 def start_scrape_run(
-    provider: Provider, trigger: str = "command", now=None, task_id: str = ""
+    provider: Provider, trigger: str = "command", now=None, task_id: str = "", replay_of: str = ""
 ) -> ScrapeRun:
-    """Record that a refresh of `provider` began; committed at once so a crash still shows it."""
+    """Record that a refresh of `provider` (or a replay of `replay_of`) began; committed at once
+    so a crash still shows it."""
     return ScrapeRun.objects.create(
-        provider=provider, trigger=trigger, started_at=now or timezone.now(), task_id=task_id
+        provider=provider,
+        trigger=trigger,
+        started_at=now or timezone.now(),
+        task_id=task_id,
+        replay_of=replay_of,
     )
 
 

@@ -118,7 +118,7 @@ CLOUDS: dict[str, Cloud] = {
         ),
         Cloud("gcp", "gcp", "v8", instance_slug, gcp.geo_for),
         Cloud("oci", "oci", "v8", instance_slug, oci.geo_for),
-        Cloud("lambda", "lambda", "v8", lambda_.mapped_slug, lambda_.geo_for),
+        Cloud("lambda", "lambda", "v9", lambda_.mapped_slug, lambda_.geo_for),
         Cloud("nebius", "nebius", "v8", _nebius_slug, nebius.geo_for),
         # Paperspace's catalog is only in v6; its type names are our instance names.
         Cloud("paperspace", "paperspace", "v6", instance_slug, _paperspace_geo, _paperspace_region),

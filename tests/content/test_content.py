@@ -494,8 +494,9 @@ def test_the_about_page_words_where_each_provider_s_prices_come_from():
     from offerings.content.templatetags import price_origins
 
     with translation.override("en"):
-        assert price_origins(["scraper", "curator", "catalog"]) == (
-            "provider API, a curator, curated from documentation"
+        assert price_origins(["scraper:", "curator:", "catalog:", "scraper:skypilot"]) == (
+            "curated from documentation, a curator, provider API, SkyPilot's public catalog "
+            "(third party), files read at their commits"
         )
         assert price_origins([]) == "no prices yet"
     with translation.override("zh-hans"):
@@ -582,3 +583,29 @@ def test_robots_txt_allows_pages_keeps_out_admin_and_api_and_names_the_sitemap(c
     assert "Sitemap: http://testserver/sitemap.xml" in lines
     assert client.get("/zh-hans/robots.txt").status_code == 404  # unprefixed only
     assert client.get("/zh-hans/sitemap.xml").status_code == 404
+
+
+def test_the_about_page_reports_the_dated_share_and_never_calls_a_replay_a_refresh(client, catalog):
+    """/about/data/ said "Last refresh today · Succeeded" beside "Newest price read: unknown":
+    the run was a replay."""
+    from django.utils import timezone
+
+    from offerings.models import Offer, Provider, ScrapeRun
+
+    Offer.objects.filter(pk=Offer.objects.order_by("pk").first().pk).update(observed_at=None)
+    current = Offer.objects.filter(is_active=True, instance__is_hidden=False)
+    dated = current.filter(observed_at__isnull=False).count()
+    aws = Provider.objects.get(slug="aws")
+    now = timezone.now()
+    ScrapeRun.objects.create(
+        provider=aws,
+        started_at=now,
+        finished_at=now,
+        status="succeeded",
+        replay_of="tests/providers/recordings/aws",
+    )
+    body = client.get("/about/data/").content.decode()
+    assert f"Of the {current.count()} current prices, {dated} (" in body
+    assert "not refreshed from an API yet" in body  # the replay is no refresh
+    page = client.get("/providers/aws/").content.decode()
+    assert "a replay of the recording tests/providers/recordings/aws, not a refresh" in page

@@ -134,6 +134,7 @@ def test_a_second_replay_writes_nothing():
     again = ScrapeRun.objects.filter(provider__slug="skypilot").latest()
     assert (again.created, again.updated, again.retired) == (0, 0, 0)
     assert again.unchanged == first.created + first.unchanged
+    assert again.replay_of == "tests/providers/recordings/skypilot"  # a replay, said as one
 
 
 @pytest.mark.usefixtures("catalog")

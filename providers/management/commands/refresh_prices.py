@@ -22,6 +22,7 @@ from providers.replay import (
     ReplayTransport,
     manifest_path,
     providers_in,
+    recording_name,
 )
 
 COUNTS = ("fetched", "created", "updated", "unchanged", "retired", "rejected", "errors")
@@ -148,6 +149,11 @@ class Command(BaseCommand):
                         transport.pinned_commits()
                         if isinstance(transport, ReplayTransport)
                         else None
+                    ),
+                    replay_of=(
+                        recording_name(transport.manifest)
+                        if isinstance(transport, ReplayTransport)
+                        else ""
                     ),
                 )
             except ProviderNotInCatalog as exc:
