@@ -170,14 +170,14 @@ def test_an_unknown_basis_is_a_field_error(loaded, client):
     assert "basis" in response.json()["fields"]
 
 
-def test_a_price_whose_source_shows_no_date_is_stored_undated_and_stale(loaded, client):
+def test_a_price_whose_source_shows_no_date_is_stored_undated_not_stale(loaded, client):
     offer = Offer.objects.get(instance__slug="hgx-h100-8x")
     assert offer.observed_at is None
-    assert offer.is_stale()
+    assert not offer.is_stale()  # "date unknown", which is not "known to be old"
     assert PriceObservation.objects.get(offer=offer).observed_at is None
     price = client.get("/api/instances?provider=acme&gpu=h100-sxm").json()["results"][0]["price"]
     assert price["observed_at"] is None
-    assert price["is_stale"] is True
+    assert price["is_stale"] is False
     assert load(loaded).endswith("no changes.\n")  # a second load changes nothing
 
 

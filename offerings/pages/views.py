@@ -47,13 +47,17 @@ def _detail_context(instance: InstanceType, form: CorrectionForm | None = None) 
     offers = instance.current_offers
     # The kinds a dated price exists for: an undated price beside one is marked "older source".
     dated_kinds = {o.kind for o in offers if o.observed_at is not None}
+    converted = [o for o in offers if o.currency != "USD" and o.exchange_rate_date]
     for offer in offers:
         offer.links = price_links(offer, instance.provider.slug)
         offer.usd_per_hour = rates.usd(
             offer.price_per_hour, offer.currency, offer.exchange_rate_date
         )
         offer.older_source = offer.observed_at is None and offer.kind in dated_kinds
-    charted = next((o for o in offers if o.kind == "on-demand"), offers[0] if offers else None)
+    # The history drawn is the row's headline price's (InstanceType.best_offer), else the first.
+    charted = next(
+        (o for o in offers if o.pk == instance.best_offer_id), offers[0] if offers else None
+    )
     chart = single = None
     if charted is not None:
         history = list(charted.history.all())  # newest first, an undated one last
@@ -73,6 +77,8 @@ def _detail_context(instance: InstanceType, form: CorrectionForm | None = None) 
         "chart": chart,
         "single_observation": single,
         "charted": charted,
+        # The reference rate a charged amount was converted at (its date is shown).
+        "rate_date": max((o.exchange_rate_date for o in converted), default=None),
         "similar": with_display_prices(attach_row_offers(similar), rates, "USD"),
         "form": form or CorrectionForm(),
         "stale_hours": settings.PRICE_STALE_AFTER_HOURS,

@@ -513,3 +513,25 @@ def test_the_spot_check_keeps_cheaper_spot_and_spot_without_on_demand():
     assert [o.kind for o in kept] == ["on-demand"]
     (row,) = rejected
     assert (row.sku, row.instance_slug, row.kind) == ("x.8", None, "")  # protects no offer
+
+
+@pytest.mark.usefixtures("shipped")
+def test_a_region_independent_dated_price_heads_the_row_and_older_readings_say_so(client, settings):
+    """Lambda's page (2026-09-20) gives one price per type for all its regions; the fixture
+    records it for us-east-1. SkyPilot's undated readings of the other regions show beside it,
+    marked "older source", and never head the row."""
+    from offerings.models import InstanceType
+
+    clouds = tuple(sorted(SKYPILOT_FILES))
+    assert _refresh(_serve(SKYPILOT_FILES)[0], settings, clouds=clouds).status == "succeeded"
+    row = InstanceType.objects.select_related("best_offer__region").get(
+        provider__slug="lambda", slug="gpu-8x-h100-sxm5"
+    )
+    assert row.best_offer.region.code == "us-east-1"
+    assert row.best_offer.observed_at is not None
+    assert row.best_offer.price_per_hour == Decimal("31.92")
+    others = row.offers.filter(is_active=True, kind="on-demand").exclude(pk=row.best_offer_id)
+    assert others.exists()
+    assert not others.filter(observed_at__isnull=False).exists()
+    body = client.get("/instances/lambda/gpu-8x-h100-sxm5/").content.decode()
+    assert body.count("older source</small>") == others.count()

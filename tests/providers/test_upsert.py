@@ -322,7 +322,7 @@ def test_a_replay_without_a_date_stores_undated_prices_and_history(provider, ins
     run_with(provider, row("80.00"), observed_at=None)
     offer = Offer.objects.get(instance=instance, kind="on-demand")
     assert offer.observed_at is None
-    assert offer.is_stale()
+    assert not offer.is_stale()  # "date unknown": its age is unknown, not known to be old
     assert list(offer.history.values_list("observed_at", flat=True)) == [None]
 
 
