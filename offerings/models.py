@@ -1145,10 +1145,11 @@ class OfferQuerySet(models.QuerySet):
 
     def headline_first(self, any_kind: bool = False) -> OfferQuerySet:
         """Offers in the order a row's headline price is chosen: on-demand first (unless
-        `any_kind`: a price kind was asked for), then dated before undated (a price whose source
-        shows no date never heads a row that has a dated one), then the cheapest per GPU-hour
-        (unknown last), then the lowest id. The database keeps the same order for the default
-        price (`offerings_refresh_best_offers`, migration 0015); tests/test_best_offer.py holds
+        `any_kind`: a price kind was asked for), then one with a USD figure before one without
+        (a price in a currency without a reference rate), then dated before undated (a price
+        whose source shows no date never heads a row that has a dated one), then the cheapest
+        per GPU-hour, then the lowest id. The database keeps the same order for the default
+        price (`offerings_refresh_best_offers`, migration 0017); tests/test_best_offer.py holds
         the two equal."""
         preference = (
             models.Value(0)
@@ -1156,8 +1157,14 @@ class OfferQuerySet(models.QuerySet):
             else models.Case(models.When(kind=OfferKind.ON_DEMAND, then=0), default=1)
         )
         undated = models.Case(models.When(observed_at__isnull=True, then=1), default=0)
-        return self.annotate(headline_preference=preference, headline_undated=undated).order_by(
+        unpriced = models.Case(models.When(price_per_gpu_hour_usd__isnull=True, then=1), default=0)
+        return self.annotate(
+            headline_preference=preference,
+            headline_unpriced=unpriced,
+            headline_undated=undated,
+        ).order_by(
             "headline_preference",
+            "headline_unpriced",
             "headline_undated",
             F("price_per_gpu_hour_usd").asc(nulls_last=True),
             "pk",

@@ -112,4 +112,9 @@ def shown_gpu_hour_price(value: Decimal | float | None, currency: str = USD) -> 
     if abs(value) >= 1 or value == 0:
         return shown_price(value, currency)
     places = Decimal(1).scaleb(value.adjusted() - 2)  # three significant figures
-    return _text(value.quantize(places, rounding=ROUND_HALF_EVEN), currency)
+    rounded = value.quantize(places, rounding=ROUND_HALF_EVEN)
+    if rounded.adjusted() != value.adjusted():  # 0.09996 -> 0.1000, 0.9996 -> 1.000
+        if abs(rounded) >= 1:
+            return shown_price(rounded, currency)
+        rounded = rounded.quantize(Decimal(1).scaleb(rounded.adjusted() - 2))
+    return _text(rounded, currency)

@@ -62,7 +62,8 @@ def assess(
 ) -> Assessment:
     """Judge one provider from its finished runs (a run whose task will retry is not final)."""
     finished = (
-        ScrapeRun.objects.filter(provider=provider, finished_at__isnull=False)
+        # A replay reads a recording: it says nothing about the provider's API today.
+        ScrapeRun.objects.filter(provider=provider, finished_at__isnull=False, replay_of="")
         .exclude(status=ScrapeRun.Status.RUNNING)
         .exclude(retry_scheduled=True)
         .order_by("-started_at", "-pk")

@@ -195,7 +195,8 @@ def refresh_from_source(
             provider = catalog_row(slug)
             if provider is None:
                 raise ProviderNotInCatalog(f"provider {slug!r} is not in the catalog") from None
-            run = writer.start_scrape_run(provider, trigger, task_id=task_id)
+            recording = recording_name(manifest_path(Path(replay_dir), slug, single=False))
+            run = writer.start_scrape_run(provider, trigger, task_id=task_id, replay_of=recording)
             return writer.fail_scrape_run(run, str(exc))
     with make_client(transport, sleep=no_sleep if replay_dir else None) as client:
         return refresh_provider(

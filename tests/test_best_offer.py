@@ -176,3 +176,15 @@ def test_the_scrapers_merge_keeps_the_default_price_through_create_change_and_re
         assert run.status == "succeeded"
     assert stored_best(instance) == expected_best(instance)
     assert stored_best(instance)[1] == Decimal("9.000000")
+
+
+def test_a_priced_undated_offer_heads_the_row_over_a_dated_one_with_no_usd_figure(
+    instance, region, provider
+):
+    """A curator's dated price in a currency with no reference rate has no USD figure: it must
+    not head the row (and sort it last) over an undated price that has one."""
+    other = Region.objects.create(provider=provider, code="eu-west-1", name="Ireland", geo="eu")
+    make_offer(instance, region, price="30.00", per_gpu=None, observed_at=timezone.now())
+    undated = make_offer(instance, other, price="24.00", observed_at=None)
+    assert stored_best(instance)[0] == undated.pk
+    assert expected_best(instance)[0] == undated.pk

@@ -315,3 +315,9 @@ def test_a_price_taken_out_of_its_fixture_is_retired_and_keeps_its_history(db, f
     assert PriceObservation.objects.filter(offer=reserved).count() == history
     assert Offer.objects.filter(kind="on-demand", origin="catalog", is_active=True).exists()
     assert "no changes" in load(fixtures_dir)
+    # Put back into its fixture, the price comes back.
+    write_fixtures(fixtures_dir)
+    load(fixtures_dir)
+    reserved.refresh_from_db()
+    assert reserved.is_active is True
+    assert "no changes" in load(fixtures_dir)

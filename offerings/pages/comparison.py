@@ -141,7 +141,9 @@ def _price_line(
             if cell.value == low:
                 cell.lowest = True
             else:
-                cell.above = (cell.value - low).quantize(CENT, rounding=ROUND_HALF_EVEN)
+                cell.above = cell.value - low
+                if not per_gpu_hour:
+                    cell.above = cell.above.quantize(CENT, rounding=ROUND_HALF_EVEN)
                 if low > 0:
                     cell.above_percent = round((cell.value - low) / low * 100)
     return Line(label, explanation, cells, differs, is_price=True, per_gpu_hour=per_gpu_hour)

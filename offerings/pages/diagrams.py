@@ -17,6 +17,7 @@ from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import gettext as _
 
 from offerings.models import InstanceType, LinkTechnology, LinkTopology
+from offerings.money import shown_price
 from offerings.web.svg import Pen
 
 WIDTH = 760
@@ -202,7 +203,7 @@ def price_history_svg(
     for moment, price in points:
         parts.append(
             f'<circle cx="{x(moment):.1f}" cy="{y(float(price)):.1f}" r="3" class="price-point">'
-            f"<title>{escape(f'{moment:%Y-%m-%d}: {price:,.4f} {currency}')}</title></circle>"
+            f"<title>{escape(f'{moment:%Y-%m-%d}: {shown_price(price, currency)}')}</title></circle>"
         )
     title = _("Price history, %(currency)s per hour") % {"currency": currency}
     svg = (

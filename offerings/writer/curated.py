@@ -314,7 +314,7 @@ def retire_unlisted_prices(
         listed |= Q(region=regions[price.region], kind=price.kind, term_months=price.term_months)
     gone = Offer.objects.filter(
         instance=instance, origin=Offer.Origin.CATALOG, source="", is_active=True
-    ).exclude(locked_fields__contains=["is_active"])
+    ).filter(locked_fields=[])  # a curator's correction (any lock) stays
     if prices:
         gone = gone.exclude(listed)
     retired = gone.update(is_active=False)
@@ -377,12 +377,17 @@ def record_catalog_price(
         counts.add("offer", "created")
         return
     changed = hourly != offer.price_per_hour or price.currency != offer.currency
-    undated_again = price.observed_at is None and not changed
+    # A price its fixture lists again after a load retired it comes back (unless hidden by a lock).
+    revived = not offer.is_active and "is_active" not in offer.locked_fields
+    undated_again = price.observed_at is None and not changed and not revived
     if "price_per_hour" in offer.locked_fields or (
-        not offer.source and (undated_again or not _stands(price.observed_at, offer))
+        not offer.source and (undated_again or not (revived or _stands(price.observed_at, offer)))
     ):
         counts.add("offer", "unchanged")
         return
+    if revived:
+        offer.is_active = True
+        offer.missing_runs = 0
     if offer.source:
         # A price source filled this offer; the provider's own (curated) price replaces it,
         # and the source's reading is kept as a check.

@@ -383,7 +383,7 @@ def _move_foreign_rows_to_checks(cursor, run: ScrapeRun, now, source: str) -> in
         FROM offer_stage s
         JOIN {offer} o ON o.instance_id = s.instance_id AND o.region_id = s.region_id
                       AND o.kind = s.kind AND o.term_months = s.term_months
-        WHERE o.source <> %(source)s OR o.origin <> 'scraper'
+        WHERE o.is_active AND (o.source <> %(source)s OR o.origin <> 'scraper')
         ON CONFLICT ON CONSTRAINT pricecheck_one_per_source DO UPDATE SET
             price_per_hour = EXCLUDED.price_per_hour, currency = EXCLUDED.currency,
             observed_at = EXCLUDED.observed_at, source_url = EXCLUDED.source_url,
@@ -396,7 +396,7 @@ def _move_foreign_rows_to_checks(cursor, run: ScrapeRun, now, source: str) -> in
         DELETE FROM offer_stage s USING {offer} o
         WHERE o.instance_id = s.instance_id AND o.region_id = s.region_id
           AND o.kind = s.kind AND o.term_months = s.term_months
-          AND (o.source <> %(source)s OR o.origin <> 'scraper')
+          AND o.is_active AND (o.source <> %(source)s OR o.origin <> 'scraper')
         """,
         {"source": source},
     )
@@ -501,7 +501,7 @@ def upsert_offers(
                 f"type and {where}: {', '.join(sorted(review)[:20])}"
             )
         run.finished_at = max(timezone.now(), run.started_at)
-        previous = last_good_run(provider, exclude=run)
+        previous = last_good_run(provider, exclude=run, replay_of=run.replay_of)
         reason = None
         if run.fetched == 0:
             reason = "the provider returned no offers; nothing changed"

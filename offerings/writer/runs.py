@@ -54,8 +54,14 @@ def note_retry_scheduled(run: ScrapeRun) -> None:
     run.retry_scheduled = True
 
 
-def last_good_run(provider: Provider, exclude: ScrapeRun | None = None) -> ScrapeRun | None:
+def last_good_run(
+    provider: Provider, exclude: ScrapeRun | None = None, replay_of: str | None = None
+) -> ScrapeRun | None:
+    """The provider's latest good run; with `replay_of`, of that kind only (live runs for "",
+    replays of that recording otherwise), so a replay is never measured against a live read."""
     runs = ScrapeRun.objects.filter(provider=provider, status=ScrapeRun.Status.SUCCEEDED)
+    if replay_of is not None:
+        runs = runs.filter(replay_of=replay_of)
     if exclude is not None:
         runs = runs.exclude(pk=exclude.pk)
     return runs.order_by("-started_at", "-pk").first()

@@ -416,9 +416,10 @@ def fetch(client: httpx.Client, ctx: ScrapeContext) -> ScrapeBatch:
     for cloud in clouds_for(ctx.regions):
         ctx.progress(f"{cloud.name}: reading {cloud.path}")
         version = last_commit(client, cloud, ctx)
-        rows = read_rows(client, cloud, version)
-        parts[cloud.path] = len(rows)
-        cloud_offers, cloud_rejected = offers_of(cloud, rows, version)
+        cloud_offers, cloud_rejected = offers_of(cloud, read_rows(client, cloud, version), version)
+        # The rows this file gave the catalog (its multi-GPU readings), not its every line: a
+        # live file's CPU types come and go without saying anything about ours.
+        parts[cloud.path] = len(cloud_offers) + len(cloud_rejected)
         if not cloud_offers:
             ctx.warn(f"{cloud.name}: no multi-GPU price in {cloud.path}")
         offers += cloud_offers

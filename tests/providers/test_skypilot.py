@@ -535,3 +535,42 @@ def test_a_region_independent_dated_price_heads_the_row_and_older_readings_say_s
     assert not others.filter(observed_at__isnull=False).exists()
     body = client.get("/instances/lambda/gpu-8x-h100-sxm5/").content.decode()
     assert body.count("older source</small>") == others.count()
+
+
+@pytest.mark.usefixtures("catalog")
+def test_a_retired_catalog_price_is_filled_by_the_price_source_again(settings):
+    """A fixture price taken out (the v7 p5 figure) is retired by load_catalog; SkyPilot's
+    reading of that offer must then fill it, not be kept as a check against a retired row."""
+    offer = Offer.objects.get(
+        instance__slug="p5en-48xlarge", region__code="us-east-1", kind="on-demand"
+    )
+    assert (offer.origin, offer.source) == ("catalog", "")
+    Offer.objects.filter(pk=offer.pk).update(is_active=False)
+    body = _csv([AWS_HEADER, _aws_row("p5en.48xlarge", "63.296", "", "us-east-1", "a")])
+    run = _refresh(_serve({"aws": body})[0], settings)
+    assert run.status == "succeeded", run.error_messages
+    offer.refresh_from_db()
+    assert (offer.is_active, offer.source, offer.price_per_hour) == (
+        True,
+        "skypilot",
+        Decimal("63.296"),
+    )
+    assert not PriceCheck.objects.filter(offer=offer).exists()
+
+
+@pytest.mark.usefixtures("catalog")
+def test_the_row_count_guard_compares_a_replay_with_replays_and_a_live_run_with_live_runs():
+    from offerings.writer.runs import last_good_run
+
+    provider = Provider.objects.get_or_create(
+        slug="skypilot",
+        defaults={"name": "SkyPilot", "website": "https://example.com", "kind": "price-source"},
+    )[0]
+    now = datetime(2026, 12, 1, tzinfo=UTC)
+    live = ScrapeRun.objects.create(provider=provider, started_at=now, status="succeeded")
+    replay = ScrapeRun.objects.create(
+        provider=provider, started_at=now, status="succeeded", replay_of="recordings/skypilot"
+    )
+    assert last_good_run(provider, replay_of="") == live
+    assert last_good_run(provider, replay_of="recordings/skypilot") == replay
+    assert last_good_run(provider, replay_of="elsewhere") is None

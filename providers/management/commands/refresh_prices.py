@@ -131,7 +131,9 @@ class Command(BaseCommand):
                 transport = ReplayTransport(manifest_path(replay, slug, single))
             except ReplayError as exc:
                 provider = catalog_row(slug)
-                return writer.fail_scrape_run(writer.start_scrape_run(provider), str(exc))
+                recording = recording_name(manifest_path(replay, slug, single))
+                run = writer.start_scrape_run(provider, replay_of=recording)
+                return writer.fail_scrape_run(run, str(exc))
         elif record is not None:
             transport = RecordingTransport(
                 http.live_transport(), record / slug, secrets=scraper.secrets()
