@@ -321,3 +321,27 @@ def test_a_price_taken_out_of_its_fixture_is_retired_and_keeps_its_history(db, f
     reserved.refresh_from_db()
     assert reserved.is_active is True
     assert "no changes" in load(fixtures_dir)
+
+
+def test_the_migration_retires_prices_replayed_from_hand_built_recordings(db):
+    """Dated scraper prices (live runs), SkyPilot's and the catalog's stay; an undated price of a
+    provider's own scraper could only come from replaying a hand-built recording."""
+    from importlib import import_module
+
+    from django.apps import apps
+
+    from tests.providers.conftest import load_scraped_providers, replay_command
+
+    load_scraped_providers()
+    replay_command("aws", "aws")
+    replayed = Offer.objects.filter(origin="scraper", source="", is_active=True)
+    assert replayed.exists()
+    assert not replayed.filter(observed_at__isnull=False).exists()
+    catalog = set(Offer.objects.filter(origin="catalog", is_active=True).values_list("pk"))
+    dated = replayed.first()
+    Offer.objects.filter(pk=dated.pk).update(observed_at=datetime(2026, 11, 1, tzinfo=UTC))
+    module = import_module("offerings.migrations.0018_retire_replayed_hand_built_prices")
+    module.retire_replayed_hand_built_prices(apps, None)
+    still = Offer.objects.filter(origin="scraper", source="", is_active=True)
+    assert list(still.values_list("pk", flat=True)) == [dated.pk]
+    assert set(Offer.objects.filter(origin="catalog", is_active=True).values_list("pk")) == catalog
