@@ -62,8 +62,9 @@ def assess(
 ) -> Assessment:
     """Judge one provider from its finished runs (a run whose task will retry is not final)."""
     finished = (
-        # A replay reads a recording: it says nothing about the provider's API today.
-        ScrapeRun.objects.filter(provider=provider, finished_at__isnull=False, replay_of="")
+        # Replays count too: they are what a worker runs under REFRESH_REPLAY_DIR (tests and
+        # demos; refused in production), and a freshness alert about them would be noise.
+        ScrapeRun.objects.filter(provider=provider, finished_at__isnull=False)
         .exclude(status=ScrapeRun.Status.RUNNING)
         .exclude(retry_scheduled=True)
         .order_by("-started_at", "-pk")
