@@ -1138,6 +1138,13 @@ class ExchangeRate(models.Model):
         return f"1 {self.currency} = {self.usd_per_unit} USD ({self.rate_date})"
 
 
+def undated_last() -> models.Case:
+    """An order term: 0 for a price dated at its source, 1 for one whose source shows no date,
+    so a dated price comes first (a row's headline, `OfferQuerySet.headline_first`, and the
+    planner's price for each way to buy)."""
+    return models.Case(models.When(observed_at__isnull=True, then=1), default=0)
+
+
 class OfferQuerySet(models.QuerySet):
     def current(self) -> OfferQuerySet:
         """Offers still seen at the provider (retired ones stay for history)."""
@@ -1156,7 +1163,7 @@ class OfferQuerySet(models.QuerySet):
             if any_kind
             else models.Case(models.When(kind=OfferKind.ON_DEMAND, then=0), default=1)
         )
-        undated = models.Case(models.When(observed_at__isnull=True, then=1), default=0)
+        undated = undated_last()
         unpriced = models.Case(models.When(price_per_gpu_hour_usd__isnull=True, then=1), default=0)
         return self.annotate(
             headline_preference=preference,

@@ -35,6 +35,7 @@ from offerings.table.parameters import (
 )
 from offerings.table.rows import (
     attach_row_offers,
+    offer_usd,
     with_display_prices,
 )
 from offerings.web.caching import cached_response, render_limited
@@ -50,9 +51,7 @@ def _detail_context(instance: InstanceType, form: CorrectionForm | None = None) 
     converted = [o for o in offers if o.currency != "USD" and o.exchange_rate_date]
     for offer in offers:
         offer.links = price_links(offer, instance.provider.slug)
-        offer.usd_per_hour = rates.usd(
-            offer.price_per_hour, offer.currency, offer.exchange_rate_date
-        )
+        offer.usd_per_hour, _per_gpu = offer_usd(offer, instance.gpu_count, rates)
         offer.older_source = offer.observed_at is None and offer.kind in dated_kinds
     # The history drawn is the row's headline price's (InstanceType.best_offer), else the first.
     charted = next(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 
-from django.db.models import FETCH_PEERS, Case, Q, When, prefetch_related_objects
+from django.db.models import FETCH_PEERS, Q, prefetch_related_objects
 from django.http import HttpRequest, HttpResponse, JsonResponse, QueryDict
 from django.shortcuts import render
 from django.utils.translation import gettext as _
@@ -20,6 +20,7 @@ from offerings.models import (
     OfferKind,
     ProviderReadiness,
     listing_prefetches,
+    undated_last,
 )
 from offerings.money import RateTable
 from offerings.planner import core
@@ -120,7 +121,7 @@ def plan(query: PlanQuery) -> list[core.Shape]:
         .filter(kinds)
         .filter(conditions if conditions is not None else Q())
         # Dated before undated within a way to buy, as the row's headline (headline_first).
-        .annotate(undated=Case(When(observed_at__isnull=True, then=1), default=0))
+        .annotate(undated=undated_last())
         .order_by(
             "instance_id",
             "kind",

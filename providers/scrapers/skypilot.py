@@ -264,24 +264,20 @@ GCP_OTHER_MODEL_SHARE = Decimal("0.6")
 
 def _gcp_other_model_rows(gpu_rows: dict[tuple, dict[str, str]]) -> set[tuple]:
     """The GPU rows whose on-demand price is another purchase model's (see above)."""
-    prices: dict[tuple[str, int], list[Decimal]] = {}
-    for (accelerator, count, _region, _zone), row in gpu_rows.items():
-        try:
-            price = _price(row.get("Price"))
-        except ValueError:
-            continue
-        if price is not None:
-            prices.setdefault((accelerator, count), []).append(price)
-    highest = {key: max(values) for key, values in prices.items()}
-    flagged = set()
+    priced: dict[tuple, Decimal] = {}
     for key, row in gpu_rows.items():
         try:
             price = _price(row.get("Price"))
         except ValueError:
-            continue
-        if price is not None and price < GCP_OTHER_MODEL_SHARE * highest[key[:2]]:
-            flagged.add(key)
-    return flagged
+            continue  # the zone loop names a bad price when it reads the row
+        if price is not None:
+            priced[key] = price
+    highest: dict[tuple, Decimal] = {}  # (accelerator, count) -> its highest regional price
+    for (accelerator, count, _region, _zone), price in priced.items():
+        highest[accelerator, count] = max(highest.get((accelerator, count), price), price)
+    return {
+        key for key, price in priced.items() if price < GCP_OTHER_MODEL_SHARE * highest[key[:2]]
+    }
 
 
 @dataclass

@@ -402,12 +402,7 @@ def lint_catalog(fixtures: Path, today: date | None = None) -> list[Problem]:
                     )
             raw.extend(Problem(name, where, rule, message) for rule, message in found)
 
-    overrides_file = fixtures / OVERRIDES_FILE
-    overrides: tuple[Override, ...] = ()
-    if overrides_file.exists() and (
-        parsed := _read(overrides_file, OverrideCatalog, problems, fixtures)
-    ):
-        overrides = parsed.overrides
+    overrides = read_overrides(fixtures, problems)
     used = set()
     for problem in raw:
         match = next(
@@ -508,10 +503,13 @@ def regional_spreads(
     return lines
 
 
-def read_overrides(fixtures: Path) -> tuple[Override, ...]:
-    problems: list[Problem] = []
+def read_overrides(fixtures: Path, problems: list[Problem] | None = None) -> tuple[Override, ...]:
+    """`fixtures/lint_overrides.toml`'s overrides (none without the file); a file that does not
+    parse gives none, its errors added to `problems`."""
     path = fixtures / OVERRIDES_FILE
-    parsed = _read(path, OverrideCatalog, problems, fixtures) if path.exists() else None
+    if not path.exists():
+        return ()
+    parsed = _read(path, OverrideCatalog, [] if problems is None else problems, fixtures)
     return parsed.overrides if parsed else ()
 
 
