@@ -259,9 +259,14 @@ def database_from_env(environ: Environ = None) -> dict[str, Any]:
     config["ENGINE"] = "django.db.backends.postgresql"
     # A database host that stops answering fails a connection after this many seconds instead
     # of the operating system's TCP timeout (minutes), so /healthz and workers notice quickly.
-    config.setdefault("OPTIONS", {})["connect_timeout"] = env_int(
-        "DATABASE_CONNECT_TIMEOUT", 5, minimum=1, environ=environ
-    )
+    options = config.setdefault("OPTIONS", {})
+    options["connect_timeout"] = env_int("DATABASE_CONNECT_TIMEOUT", 5, minimum=1, environ=environ)
+    # PostgreSQL's JIT compiles any plan its estimate calls costly; the listing's facet counts
+    # (a dozen EXISTS subqueries) are such plans but run in milliseconds, and compiling them
+    # took seconds. Off for this site's sessions, unless DATABASE_URL's own `options` names jit.
+    server_options = options.get("options", "")
+    if "jit" not in server_options:
+        options["options"] = f"{server_options} -c jit=off".strip()
     return config
 
 

@@ -397,11 +397,14 @@ def listing_prefetches() -> tuple[models.Prefetch, ...]:
             queryset=Offer.objects.current().select_related("region"),
             to_attr="current_offers",
         ),
-        models.Prefetch(
-            "purchase_modes",
-            queryset=PurchaseMode.objects.all(),
-            to_attr="listed_purchase_modes",
-        ),
+        purchase_modes_prefetch(),
+    )
+
+
+def purchase_modes_prefetch() -> models.Prefetch:
+    """A batch of types' curated purchase modes (`listed_purchase_modes`)."""
+    return models.Prefetch(
+        "purchase_modes", queryset=PurchaseMode.objects.all(), to_attr="listed_purchase_modes"
     )
 
 

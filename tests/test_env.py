@@ -222,6 +222,27 @@ def test_a_postgres_url_becomes_the_postgresql_backend():
     assert config["OPTIONS"]["connect_timeout"] == 5
 
 
+def test_database_sessions_run_without_postgresql_jit_unless_the_url_asks_for_it():
+    plain = database_from_env({"DATABASE_URL": "postgres://u@db.example/catalog"})
+    assert plain["OPTIONS"]["options"] == "-c jit=off"
+    own = database_from_env(
+        {"DATABASE_URL": "postgres://u@db.example/catalog?options=-c%20statement_timeout%3D5000"}
+    )
+    assert own["OPTIONS"]["options"] == "-c statement_timeout=5000 -c jit=off"
+    asked = database_from_env(
+        {"DATABASE_URL": "postgres://u@db.example/catalog?options=-c%20jit%3Don"}
+    )
+    assert asked["OPTIONS"]["options"] == "-c jit=on"
+
+
+def test_the_test_database_session_has_jit_off(db):
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW jit")
+        assert cursor.fetchone()[0] == "off"
+
+
 # -- mail -----------------------------------------------------------------------------------------
 
 

@@ -9,8 +9,9 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Iterable
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from decimal import ROUND_HALF_EVEN, Decimal
+from typing import NamedTuple
 
 from django.db.models import prefetch_related_objects
 from django.urls import reverse
@@ -22,6 +23,7 @@ from offerings.models import (
     LinkTechnology,
     Offer,
     collective_results_prefetch,
+    purchase_modes_prefetch,
 )
 from offerings.money import RateTable
 from offerings.purchase import serialize_purchase_modes
@@ -35,6 +37,59 @@ def money(value: Decimal | None) -> float | None:
     if value is None:
         return None
     return float(value.quantize(FOUR_PLACES, rounding=ROUND_HALF_EVEN))
+
+
+class PriceRow(NamedTuple):
+    """A current offer as the API and the exports read it: a row of values, not a model (a page
+    of rows carries thousands of prices)."""
+
+    pk: int
+    instance_id: int
+    kind: str
+    term_months: int | None
+    region_code: str
+    price_per_hour: Decimal
+    currency: str
+    exchange_rate_date: date | None
+    observed_at: datetime | None
+    available: bool | None
+    source_url: str
+
+    def is_stale(self, now: datetime | None = None) -> bool:
+        return Offer.stale_at(self.observed_at, now)
+
+
+def attach_price_rows(rows: list[InstanceType]) -> list[InstanceType]:
+    """Give each row `current_offers`: its current prices as `PriceRow`s, in the order the
+    detail page lists them, for the whole batch in one query."""
+    by_instance: dict[int, list[PriceRow]] = {row.pk: [] for row in rows}
+    if by_instance:
+        values = (
+            Offer.objects.current()
+            .filter(instance_id__in=list(by_instance))
+            .values_list(*PRICE_ROW_COLUMNS)
+        )
+        for values_row in values:
+            price = PriceRow._make(values_row)
+            by_instance[price.instance_id].append(price)
+    for row in rows:
+        row.current_offers = by_instance[row.pk]
+    return rows
+
+
+PRICE_ROW_COLUMNS = [
+    "pk",
+    "instance_id",
+    "kind",
+    "term_months",
+    "region__code",
+    "price_per_hour",
+    "currency",
+    "exchange_rate_date",
+    "observed_at",
+    "available",
+    "source_url",
+]
 
 
 def attach_row_offers(instances: Iterable[InstanceType]) -> list[InstanceType]:
@@ -63,14 +118,17 @@ def attach_row_offers(instances: Iterable[InstanceType]) -> list[InstanceType]:
     return rows
 
 
-def attach_collective_results(rows: list[InstanceType]) -> list[InstanceType]:
-    """Load the published collective results of a page of rows, in one query."""
-    prefetch_related_objects(rows, collective_results_prefetch())
-    return rows
+def for_serializing(rows: Iterable[InstanceType]) -> list[InstanceType]:
+    """Load what `serialize_instance` reads beyond `for_table()`, for a batch of rows in three
+    queries: prices (as `PriceRow`s), curated purchase modes and published collective results;
+    then pick each row's price."""
+    rows = attach_price_rows(list(rows))
+    prefetch_related_objects(rows, purchase_modes_prefetch(), collective_results_prefetch())
+    return attach_row_offers(rows)
 
 
 def collective_results_of(instance: InstanceType) -> list[CollectiveResult]:
-    """The row's published collective results: prefetched by `attach_collective_results` (one
+    """The row's published collective results: prefetched by `for_serializing` (one
     query a page), else one query."""
     listed = getattr(instance, "listed_collective_results", None)
     if listed is not None:
@@ -93,7 +151,9 @@ def serialize_collective_result(result: CollectiveResult) -> dict:
     }
 
 
-def offer_usd(offer: Offer, gpu_count: int, rates: RateTable) -> tuple[Decimal | None, ...]:
+def offer_usd(
+    offer: Offer | PriceRow, gpu_count: int, rates: RateTable
+) -> tuple[Decimal | None, ...]:
     """Exact USD per hour and per GPU-hour, from the price charged and its dated rate."""
     per_hour = rates.usd(offer.price_per_hour, offer.currency, offer.exchange_rate_date)
     if per_hour is None:
@@ -108,12 +168,12 @@ def iso_utc(moment: datetime | None) -> str | None:
     return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
-def serialize_offer(offer: Offer, gpu_count: int, rates: RateTable, now: datetime) -> dict:
+def serialize_offer(offer: PriceRow, gpu_count: int, rates: RateTable, now: datetime) -> dict:
     per_hour, per_gpu_hour = offer_usd(offer, gpu_count, rates)
     item = {
         "kind": offer.kind,
         "term_months": offer.term_months,
-        "region": offer.region.code,
+        "region": offer.region_code,
         "price_per_hour": money(per_hour),
         "price_per_gpu_hour": money(per_gpu_hour),
         "currency": USD,

@@ -7,7 +7,7 @@ import json
 from collections.abc import Callable
 
 from django.conf import settings
-from django.db.models import Count, QuerySet, prefetch_related_objects
+from django.db.models import Count, QuerySet
 from django.http import HttpRequest, HttpResponse, JsonResponse, QueryDict
 from django.shortcuts import render
 from django.urls import reverse
@@ -17,8 +17,6 @@ from django.views.decorators.vary import vary_on_headers
 
 from offerings.models import (
     InstanceType,
-    collective_results_prefetch,
-    listing_prefetches,
 )
 from offerings.money import RateTable
 from offerings.table.counts import listing_counts
@@ -34,8 +32,8 @@ from offerings.table.parameters import (
 from offerings.table.presets import PRESETS
 from offerings.table.reference import listing_reference
 from offerings.table.rows import (
-    attach_collective_results,
     attach_row_offers,
+    for_serializing,
     render_csv,
     serialize_instance,
     with_display_prices,
@@ -61,9 +59,7 @@ def export(request: HttpRequest, listing: ListingQuery, rates: RateTable) -> Htt
     """Every matching row, unpaged, in the page's order, as a CSV or JSON download."""
     # Exports carry every current price of a row (the API's shape), so they filter the rows
     # that come with all their offers.
-    rows = attach_collective_results(
-        attach_row_offers(listing.filterset.filter_queryset(InstanceType.objects.for_listing()))
-    )
+    rows = for_serializing(listing.filterset.filter_queryset(InstanceType.objects.for_table()))
     now = timezone.now()
     items = [serialize_instance(row, rates, now, absolute(request)) for row in rows]
     fmt = listing.options["format"]
@@ -257,12 +253,9 @@ def api_instances(request: HttpRequest) -> HttpResponse:
     page = paginate(listing)
     if page is None:
         return invalid_parameters(listing.errors)
-    rows = list(page_slice(listing, page))
-    prefetch_related_objects(rows, *listing_prefetches(), collective_results_prefetch())
+    rows = for_serializing(page_slice(listing, page))
     now = timezone.now()
-    results = [
-        serialize_instance(row, rates, now, absolute(request)) for row in attach_row_offers(rows)
-    ]
+    results = [serialize_instance(row, rates, now, absolute(request)) for row in rows]
     next_url = None
     if page.has_next():
         query = request.GET.copy()
