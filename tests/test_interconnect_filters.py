@@ -331,6 +331,7 @@ def test_the_openapi_document_describes_rdma_interconnect_and_provider_regions(c
             "rdma",
             "both",
             "either",
+            "nvlink-or-infiniband",
             "neither",
         ]
         assert "unknown" in parameters["interconnect"]["description"]

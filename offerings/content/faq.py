@@ -384,6 +384,21 @@ CHINESE = (
 
 FAQ = {"en": ENGLISH, "zh-hans": CHINESE}
 
+# The four questions a buyer of `/nvlink-infiniband/` asks first. Both FAQs show them, from these
+# same entries; only that page marks them up as FAQPage JSON-LD, since a question and answer
+# repeated across a site is marked up on one page of it.
+SEED_PAGE_SLUGS = (
+    "do-i-need-both",
+    "single-gpu-job",
+    "why-interconnect-matters",
+    "every-multi-gpu-nvlink",
+)
+
+
+def seed_page_entries(language: str) -> tuple[Entry, ...]:
+    entries = {entry.slug: entry for entry in FAQ[language]}
+    return tuple(entries[slug] for slug in SEED_PAGE_SLUGS)
+
 
 @dataclass(frozen=True)
 class RenderedEntry:

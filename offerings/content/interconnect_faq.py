@@ -1,13 +1,14 @@
 """The FAQ of `/nvlink-infiniband/`, in English and Simplified Chinese.
 
-Its own questions, those of a buyer looking at that page's table; the site FAQ (`faq.py`) answers
-the general ones, and no question is asked on both pages (each page's FAQPage JSON-LD is its
-own). Same markup and rendering as `faq.py`; both languages list the same slugs in the same order.
+The four questions a buyer of that page asks first (the site FAQ's own entries, `faq.
+SEED_PAGE_SLUGS`, marked up as FAQPage JSON-LD here and not on `/faq/`), then the page's own
+questions, those of a buyer looking at its table. Same markup and rendering as `faq.py`; both
+languages list the same slugs in the same order.
 """
 
 from __future__ import annotations
 
-from offerings.content.faq import NCCL_TESTS, Entry
+from offerings.content.faq import NCCL_TESTS, Entry, seed_page_entries
 
 ENGLISH = (
     Entry(
@@ -147,4 +148,6 @@ CHINESE = (
     ),
 )
 
-FAQ = {"en": ENGLISH, "zh-hans": CHINESE}
+# The buyer's first four questions (the site FAQ's entries, the same text), then the page's own.
+OWN = {"en": ENGLISH, "zh-hans": CHINESE}
+FAQ = {language: seed_page_entries(language) + own for language, own in OWN.items()}

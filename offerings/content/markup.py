@@ -67,6 +67,9 @@ TABLE_LINKS: dict[str, TableLink] = {
         TableLink("nvlink-no-rdma", "nvlink=true&rdma=false"),
         TableLink("rdma-no-nvlink", "nvlink=false&rdma=true"),
         TableLink("nvlink-fabric-unknown", "nvlink=true&fabric=unknown"),
+        TableLink("seed-spot", "interconnect=nvlink-or-infiniband&price_kind=spot"),
+        TableLink("seed-reserved", "interconnect=nvlink-or-infiniband&price_kind=reserved"),
+        TableLink("seed-multi-node", "interconnect=nvlink-or-infiniband&multi_node=true"),
     )
 }
 

@@ -27,7 +27,7 @@ from django.views.decorators.http import require_safe
 from offerings import coverage
 from offerings.content import diagrams as content_diagrams
 from offerings.content import facts, faq
-from offerings.content.faq import faq_entries, faq_jsonld
+from offerings.content.faq import SEED_PAGE_SLUGS, faq_entries, faq_jsonld
 from offerings.content.markup import figure_html, table_link_counts
 from offerings.models import ExchangeRate, GpuModel, InstanceType, Provider, RunStatus, ScrapeRun
 from offerings.web.caching import absolute_url, cached_response
@@ -140,9 +140,11 @@ def faq(request: HttpRequest) -> HttpResponse:
     language = get_language()
     counts = table_link_counts()
     entries = faq_entries(language, counts, absolute=lambda path: absolute_url(request, path))
+    # The buyer's first four questions are marked up where they are asked first.
+    marked_up = [entry for entry in entries if entry.slug not in SEED_PAGE_SLUGS]
     context = {
         "entries": entries,
-        "jsonld": faq_jsonld(entries, language),
+        "jsonld": faq_jsonld(marked_up, language),
         "reviewed": CONTENT_REVIEWED,
     }
     return render(request, "content/faq.html", context)

@@ -41,8 +41,10 @@ DESCRIPTIONS = {
     "neither.",
     "interconnect": "Which of the two interconnects a row is known to have: nvlink (NVLink or "
     "Infinity Fabric between the GPUs inside the node), rdma (an RDMA fabric between nodes), "
-    "both, either (at least one of the two), neither (known to have no GPU link beyond PCIe and "
-    "a fabric without RDMA). An unknown fact matches no value that needs it.",
+    "both, either (at least one of the two), nvlink-or-infiniband (NVLink or Infinity Fabric "
+    "inside the node, or InfiniBand itself between nodes: RoCE, EFA and eRDMA do not count), "
+    "neither (known to have no GPU link beyond PCIe and a fabric without RDMA). An unknown fact "
+    "matches no value that needs it.",
     "gpudirect_rdma": "GPUDirect RDMA across nodes.",
     "multi_node": "Self-serve booking of at least 2 nodes on one fabric.",
     "price_kind": "Price kind (capacity-block: an AWS EC2 Capacity Block, the upfront fee "

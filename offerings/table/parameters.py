@@ -115,6 +115,7 @@ INTERCONNECT_CHOICES = [
     ("rdma", gettext_lazy("An RDMA fabric between nodes")),
     ("both", gettext_lazy("Both")),
     ("either", gettext_lazy("Either of the two")),
+    ("nvlink-or-infiniband", gettext_lazy("NVLink, or InfiniBand between nodes")),
     ("neither", gettext_lazy("Neither (known)")),
 ]
 
@@ -142,6 +143,8 @@ def interconnect_condition(value: str, bases: list[str] | None = None) -> Q:
         return nvlink & rdma
     if value == "either":
         return nvlink | rdma
+    if value == "nvlink-or-infiniband":
+        return nvlink | _known(Q(fabric__technology=FabricTechnology.INFINIBAND), fabric_basis)
     no_link = _known(Q(gpu_link__technology=LinkTechnology.NONE), link_basis)
     no_rdma = _known(Q(fabric__technology__in=NON_RDMA_FABRICS), fabric_basis)
     return no_link & no_rdma

@@ -27,7 +27,7 @@ PRESETS = (
     Preset(
         "nvlink-or-infiniband",
         _("NVLink or InfiniBand"),
-        "interconnect=either",
+        "interconnect=nvlink-or-infiniband",
         page="offerings:nvlink-infiniband",
     ),
     Preset("nvlink-infiniband", _("NVLink + InfiniBand"), "nvlink=true&fabric=infiniband"),

@@ -37,10 +37,12 @@ def test_the_page_loads_with_the_preset_badges_and_faq_and_no_csp_violation(page
     assert page.goto(prefix + PAGE).status == 200
     page.wait_for_load_state("load")
     assert names(page) == ["2A6000.20V", "efa.8x", "ib.8x", "tcpx-8g"]
-    assert badge(page, "ib.8x") == "NVLink + RDMA"
+    assert badge(page, "ib.8x") == "NVLink + InfiniBand"
+    assert badge(page, "efa.8x") == "NVLink + RDMA"
     assert badge(page, "tcpx-8g") == "NVLink"
-    assert page.input_value("#id_interconnect") == "either"
-    assert page.locator("#questions .faq-entry").count() == 6
+    assert page.input_value("#id_interconnect") == "nvlink-or-infiniband"
+    assert page.locator("#questions .faq-entry").count() == 10
+    assert page.locator("#cost time").count() == 2
     assert page.evaluate("window.__csp") == []
     assert not page.console_errors
 
@@ -64,6 +66,19 @@ def test_changing_the_filters_swaps_the_rows_keeps_the_page_and_the_quick_choice
     assert page.input_value("#id_interconnect") == "nvlink"
 
 
+def test_one_click_widens_the_list_to_every_rdma_fabric(page, catalog):
+    pcie = catalog["pcie"]
+    pcie.fabric.technology = "efa"
+    pcie.fabric.save()
+    page.goto(PAGE)
+    assert "pcie.4x" not in names(page)
+    page.click("#interconnect-choice a[href*='interconnect=either']")
+    page.wait_for_url(re.compile(r"interconnect=either"))
+    expect(page.locator("#results tbody tr")).to_have_count(5)
+    assert "pcie.4x" in names(page)
+    assert badge(page, "pcie.4x") == "RDMA"
+
+
 def test_the_empty_choice_of_the_menu_is_the_page_s_preset(page, catalog):
     page.goto(f"{PAGE}?interconnect=both")
     assert len(names(page)) == 2
@@ -82,7 +97,7 @@ def test_on_a_phone_the_rows_and_the_text_fit_the_screen(browser, live_server, c
         # The quick choices come before the table, within the first screen.
         box = page.locator("#interconnect-choice").bounding_box()
         assert box["y"] + box["height"] < 844
-        for part in ("#what-each-does", "#questions"):
+        for part in ("#what-each-does", "#cost", "#questions"):
             width = page.locator(part).bounding_box()["width"]
             assert width <= 390
     context.close()
@@ -99,6 +114,8 @@ def test_a_reader_goes_from_the_navigation_to_the_page_and_on_to_the_explainer(p
 def test_the_filter_page_s_preset_opens_the_page(page, catalog):
     page.goto("/zh-hans/")
     page.click("a[data-preset=nvlink-or-infiniband]")
-    page.wait_for_url(re.compile(r"/zh-hans/nvlink-infiniband/\?interconnect=either$"))
+    page.wait_for_url(
+        re.compile(r"/zh-hans/nvlink-infiniband/\?interconnect=nvlink-or-infiniband$")
+    )
     assert page.locator("h1").inner_text().startswith("提供 NVLink 或 InfiniBand")
     assert len(names(page)) == 4

@@ -389,8 +389,11 @@ def test_the_faq_json_ld_parses_and_says_what_the_page_shows(client, shipped, la
     ]
     assert all(item["@type"] == "Question" for item in data["mainEntity"])
     assert len(visible) == len(faq.FAQ[language])
+    # The buyer's first four questions are marked up on /nvlink-infiniband/, where they are asked.
+    seed = {e.question for e in faq.FAQ[language] if e.slug in faq.SEED_PAGE_SLUGS}
+    assert len(seed) == 4
     assert [(q, " ".join(a.replace("\xa0", " ").split())) for q, a in in_jsonld] == [
-        (q, " ".join(a.replace("\xa0", " ").split())) for q, a in visible
+        (q, " ".join(a.replace("\xa0", " ").split())) for q, a in visible if q not in seed
     ]
     # Links inside the JSON-LD answers are absolute: it is read outside the page.
     for item in data["mainEntity"]:

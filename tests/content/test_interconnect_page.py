@@ -1,4 +1,4 @@
-"""`/nvlink-infiniband/`: the filter page's table preset to `interconnect=either`, adjustable like
+"""`/nvlink-infiniband/`: the filter page's table preset to `interconnect=nvlink-or-infiniband`, adjustable like
 the filter page, a badge saying which of the two each row has, the account of both, the page's FAQ
 with its JSON-LD, and its place in the navigation, the presets and the sitemap (issue 20, item 15).
 """
@@ -34,8 +34,8 @@ pytestmark = pytest.mark.usefixtures("lazy_loads_raise")
 
 PAGE = "/nvlink-infiniband/"
 # The shared catalog fixture (tests/conftest.py): which of the two each row is known to have.
-EITHER = {
-    "ib.8x": "NVLink + RDMA",
+SEED = {
+    "ib.8x": "NVLink + InfiniBand",
     "efa.8x": "NVLink + RDMA",
     "tcpx-8g": "NVLink",
     "2A6000.20V": "NVLink",
@@ -60,14 +60,14 @@ def results_section(body: str) -> str:
 
 
 @pytest.mark.parametrize("language", LANGUAGES)
-def test_the_page_lists_exactly_the_rows_with_nvlink_or_rdma_each_with_its_badge(
+def test_the_page_lists_exactly_the_rows_with_nvlink_or_infiniband_each_with_its_badge(
     client, catalog, language
 ):
     response = get(client, LANGUAGES[language] + PAGE)
     body = response.content.decode()
     assert response.headers["Content-Language"] == language
-    assert rows(results_section(body)) == EITHER
-    assert len(EITHER) == count_matches("interconnect=either")
+    assert rows(results_section(body)) == SEED
+    assert len(SEED) == count_matches("interconnect=nvlink-or-infiniband")
     assert "HX-Request" in response["Vary"]
 
 
@@ -76,7 +76,7 @@ def test_the_badge_names_infinity_fabric_on_amd_rows(client, catalog):
     link.technology = "infinity-fabric"
     link.save()
     assert rows(results_section(get(client, PAGE).content.decode()))["ib.8x"] == (
-        "Infinity Fabric + RDMA"
+        "Infinity Fabric + InfiniBand"
     )
 
 
@@ -89,7 +89,7 @@ def test_the_badge_names_infinity_fabric_on_amd_rows(client, catalog):
         ("interconnect=neither", {"pcie.4x"}),
         ("gpu=h100-sxm", {"ib.8x", "efa.8x", "tcpx-8g"}),  # the preset stays, the GPU narrows it
         ("fabric=efa", {"efa.8x"}),
-        ("sort=-price_gpu_hour&interconnect=", set(EITHER)),  # an empty choice is the preset
+        ("sort=-price_gpu_hour&interconnect=", set(SEED)),  # an empty choice is the preset
     ],
 )
 def test_the_table_is_adjustable_like_the_filter_page(client, catalog, query, expected):
@@ -98,26 +98,26 @@ def test_the_table_is_adjustable_like_the_filter_page(client, catalog, query, ex
 
 
 def test_every_link_the_table_builds_names_the_preset(client, catalog):
-    """Sort headers, exports, the API link and the compare link keep `interconnect=either`."""
+    """Sort headers, exports, the API link and the compare link keep the preset."""
     body = get(client, f"{PAGE}?compare={catalog['ib'].pk}&compare={catalog['efa'].pk}").content
     root = parse(body.decode())
     results = next(root.iter("section", "results"))
     hrefs = [a.attrs["href"] for a in results.iter("a") if "href" in a.attrs]
     sort_links = [h for h in hrefs if "sort=" in h]
     assert sort_links
-    assert all("interconnect=either" in h for h in sort_links)
+    assert all("interconnect=nvlink-or-infiniband" in h for h in sort_links)
     for label in ("CSV", "JSON", "API"):
         link = next(a for a in results.iter("a") if a.text() == label)
-        assert "interconnect=either" in link.attrs["href"], label
+        assert "interconnect=nvlink-or-infiniband" in link.attrs["href"], label
     compare = next(h for h in hrefs if h.startswith("/compare/"))
-    assert "interconnect%3Deither" in compare
+    assert "interconnect%3Dnvlink-or-infiniband" in compare
 
 
 def test_the_csv_export_holds_the_page_s_rows(client, catalog):
     response = client.get(f"{PAGE}?format=csv")
     assert response.status_code == 200
     names = {line["name"] for line in csv.DictReader(io.StringIO(response.content.decode()))}
-    assert names == set(EITHER)
+    assert names == set(SEED)
 
 
 def test_the_htmx_fragment_is_the_filter_page_s_results_with_the_choice_out_of_band(
@@ -131,7 +131,7 @@ def test_the_htmx_fragment_is_the_filter_page_s_results_with_the_choice_out_of_b
     choice = next(parse(body).iter("nav", "interconnect-choice"))
     assert choice.attrs["hx-swap-oob"] == "true"
     links = {a.text(): a for a in choice.iter("a")}
-    assert links["both"].attrs["aria-current"] == "true"
+    assert links["both NVLink and RDMA"].attrs["aria-current"] == "true"
     assert "gpu=h100-sxm" in links["NVLink"].attrs["href"]  # a choice keeps the other filters
     assert "interconnect=nvlink" in links["NVLink"].attrs["href"]
 
@@ -143,7 +143,9 @@ def test_the_form_is_the_filter_page_s_and_submits_to_this_page(client, catalog)
         assert form.attrs["action"] == form.attrs["hx-get"] == prefix + PAGE
         select = next(s for s in form.iter("select") if s.attrs.get("name") == "interconnect")
         options = list(select.iter("option"))
-        assert [o.attrs["value"] for o in options if "selected" in o.attrs] == ["either"]
+        assert [o.attrs["value"] for o in options if "selected" in o.attrs] == [
+            "nvlink-or-infiniband"
+        ]
     # On the filter page itself the form still submits to the filter page, "any" first.
     form = next(parse(get(client, "/").content.decode()).iter("form", "filters"))
     assert form.attrs["action"] == "/"
@@ -167,7 +169,7 @@ def test_each_part_links_to_the_full_explainer(client, catalog, language):
     prefix = LANGUAGES[language]
     root = parse(get(client, prefix + PAGE).content.decode())
     learn = prefix + "/learn/nvlink-vs-infiniband/"
-    for part in ("what-each-does", "who-needs-which", "before-renting", "questions"):
+    for part in ("what-each-does", "who-needs-which", "before-renting", "cost", "questions"):
         section = next(s for s in root.iter("section") if s.attrs.get("id") == part)
         hrefs = [a.attrs.get("href", "") for a in section.iter("a")]
         assert any(h.startswith(learn) for h in hrefs), part
@@ -183,14 +185,73 @@ def test_the_text_is_written_per_language(client, catalog):
     assert "What each interconnect does" not in chinese
 
 
-def test_the_faq_lists_the_same_questions_in_both_languages_and_none_of_the_site_faq():
+def test_the_faq_asks_the_buyer_s_four_first_questions_then_none_of_the_site_faq():
     from offerings.content import faq
 
     english = [entry.slug for entry in interconnect_faq.FAQ["en"]]
     assert english == [entry.slug for entry in interconnect_faq.FAQ["zh-hans"]]
-    assert len(set(english)) == len(english) >= 5
+    assert len(set(english)) == len(english) >= 9
+    assert english[:4] == [
+        "do-i-need-both",
+        "single-gpu-job",
+        "why-interconnect-matters",
+        "every-multi-gpu-nvlink",
+    ]
     site = {entry.question for entries in faq.FAQ.values() for entry in entries}
-    assert not site & {e.question for es in interconnect_faq.FAQ.values() for e in es}
+    page = [e.question for es in interconnect_faq.FAQ.values() for e in es]
+    assert len(site & set(page)) == 8  # the four, in both languages
+    assert "Will my single-GPU job run faster on an instance with NVLink or InfiniBand?" in page
+
+
+def test_the_four_first_questions_are_marked_up_on_this_page_and_not_on_the_faq(client, catalog):
+    def marked_up(path: str) -> list[str]:
+        root = parse(get(client, path).content.decode())
+        script = next(
+            s for s in root.iter("script") if s.attrs.get("type") == "application/ld+json"
+        )
+        data = json.loads("".join(c for c in script.children if isinstance(c, str)))
+        return [item["name"] for item in data["mainEntity"]]
+
+    question = "Do I need both NVLink and InfiniBand?"
+    assert question in marked_up(PAGE)
+    assert question not in marked_up("/faq/")
+    assert question in visible_text(parse(get(client, "/faq/").content.decode()))
+
+
+def test_an_infiniband_node_without_nvlink_is_listed_and_an_efa_one_only_when_widened(
+    client, catalog
+):
+    pcie = catalog["pcie"]
+    pcie.fabric.technology = "infiniband"
+    pcie.fabric.save()
+    assert rows(results_section(get(client, PAGE).content.decode()))["pcie.4x"] == "InfiniBand"
+    pcie.fabric.technology = "efa"
+    pcie.fabric.save()
+    assert "pcie.4x" not in rows(results_section(get(client, PAGE).content.decode()))
+    widened = rows(results_section(get(client, PAGE + "?interconnect=either").content.decode()))
+    assert widened["pcie.4x"] == "RDMA"
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_the_cost_section_says_how_old_the_table_s_prices_are(client, catalog, language):
+    from offerings.models import Offer
+
+    seed = Offer.objects.current().filter(instance__name__in=SEED)
+    seed.filter(instance=catalog["tcpx"]).update(observed_at=None)  # a source showing no date
+    dated = seed.exclude(observed_at=None)
+    assert seed.count() > dated.count() > 0
+    root = parse(get(client, LANGUAGES[language] + PAGE).content.decode())
+    cost = next(s for s in root.iter("section") if s.attrs.get("id") == "cost")
+    text = " ".join(cost.text().split())
+    assert f" {len(SEED)} " in text
+    assert f" {seed.values('instance').distinct().count()} " in text
+    assert f" {seed.count()} " in text
+    assert f" {dated.count()} " in text
+    newest = max(dated.values_list("observed_at", flat=True)).date().isoformat()
+    times = [t.attrs["datetime"] for t in cost.iter("time")]
+    assert times[0] == newest
+    hrefs = [a.attrs.get("href", "") for a in cost.iter("a")]
+    assert any("price_kind=spot" in h and "interconnect=nvlink-or-infiniband" in h for h in hrefs)
 
 
 @pytest.mark.parametrize("language", LANGUAGES)
@@ -290,7 +351,7 @@ def test_a_preset_on_the_filter_page_opens_the_page(client, catalog):
         root = parse(get(client, prefix + "/").content.decode())
         presets = next(root.iter("nav", "presets"))
         link = next(a for a in presets.iter("a") if a.attrs["data-preset"] == preset.slug)
-        assert link.attrs["href"] == f"{prefix}{PAGE}?interconnect=either"
+        assert link.attrs["href"] == f"{prefix}{PAGE}?interconnect=nvlink-or-infiniband"
         others = [a for a in presets.iter("a") if a is not link]
         assert all(a.attrs["href"].startswith("?") for a in others)
 
