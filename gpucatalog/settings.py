@@ -144,6 +144,7 @@ TEMPLATES = [
                 "django.template.context_processors.i18n",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "offerings.web.context.currency",
             ],
             # The content package is not an app of its own: its tag library is named here.
             "libraries": {"content": "offerings.content.templatetags"},

@@ -19,6 +19,7 @@ from django.core.validators import URLValidator
 from django.db import models
 from django.db.models import F, Q
 from django.utils import timezone
+from django.utils.translation import get_language
 from django.utils.translation import gettext_lazy as _
 
 from offerings.platform import FABRIC_BASIS_FIELDS, LINK_FIELDS
@@ -222,6 +223,12 @@ class Provider(Curated):
 
     slug = models.SlugField(max_length=40, unique=True)
     name = models.CharField(max_length=100)
+    name_zh = models.CharField(
+        max_length=100,
+        blank=True,
+        help_text="The name the provider goes by in Simplified Chinese (阿里云, 亚马逊云科技); empty "
+        "where it uses its English name there too.",
+    )
     website = models.URLField(max_length=300, validators=[validate_http_url])
     kind = models.CharField(max_length=20, choices=Kind.choices)
     home_currency = models.CharField(max_length=3, default="USD")
@@ -252,11 +259,28 @@ class Provider(Curated):
     def __str__(self) -> str:
         return self.name
 
+    @property
+    def local_name(self) -> str:
+        """The name a reader of the page's language knows the provider by."""
+        return localized(self.name, self.name_zh)
+
+
+def localized(english: str, chinese: str, language: str | None = None) -> str:
+    """`chinese` on a Chinese page (`language`, else the active one) when there is one, else
+    `english`."""
+    return chinese if chinese and (language or get_language()) == "zh-hans" else english
+
 
 class Region(models.Model):
     provider = models.ForeignKey(Provider, on_delete=models.CASCADE, related_name="regions")
     code = models.CharField(max_length=64, help_text="The provider's own region code.")
     name = models.CharField(max_length=120, blank=True)
+    name_zh = models.CharField(
+        max_length=120,
+        blank=True,
+        help_text="The provider's own Simplified Chinese name of the region (华东2（上海）), if it "
+        "gives one.",
+    )
     geo = models.CharField(
         max_length=4, choices=Geo.choices, blank=True, help_text="Continent; blank if global."
     )
@@ -279,6 +303,10 @@ class Region(models.Model):
 
     def __str__(self) -> str:
         return f"{self.provider.slug}/{self.code}"
+
+    @property
+    def local_name(self) -> str:
+        return localized(self.name, self.name_zh)
 
 
 class GpuModel(Curated):

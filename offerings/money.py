@@ -85,6 +85,21 @@ SYMBOLS = {"USD": "$", "CNY": "¥"}
 CENTS = Decimal("0.01")
 
 
+# The currencies a page can show its prices in (`currency`).
+DISPLAY_CURRENCIES = ("USD", "CNY")
+
+
+def display_currency(asked: str | None, language: str) -> str:
+    """The currency a page shows: the one its query asks for, else the page's default."""
+    return asked if asked in DISPLAY_CURRENCIES else page_currency(language)
+
+
+def page_currency(language: str) -> str:
+    """The currency a page shows when its query names none: CNY on the Chinese pages (the
+    currency most of their readers are charged in), USD elsewhere; the API always answers USD."""
+    return "CNY" if language == "zh-hans" else USD
+
+
 def currency_prefix(currency: str) -> str:
     """What goes before an amount: `$`, `¥`, or the code and a space (`EUR `)."""
     return SYMBOLS.get(currency, currency + " ")

@@ -141,6 +141,7 @@ class ReadinessIn(Frozen):
 class ProviderIn(Sourced):
     slug: ProviderSlug
     name: str = Field(min_length=1, max_length=100)
+    name_zh: str = Field(default="", max_length=100)
     website: Url
     kind: Literal["hyperscaler", "specialist", "marketplace"]
     home_currency: CurrencyCode = "USD"
@@ -152,6 +153,7 @@ class ProviderIn(Sourced):
 class RegionIn(Frozen):
     code: str = Field(min_length=1, max_length=64)
     name: str = Field(default="", max_length=120)
+    name_zh: str = Field(default="", max_length=120)
     geo: Geo | Literal[""] = ""
 
 

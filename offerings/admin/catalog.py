@@ -115,6 +115,7 @@ class ProviderReadinessAdmin(LockingAdminMixin, admin.ModelAdmin):
 class ProviderAdmin(LockingAdminMixin, admin.ModelAdmin):
     list_display = [
         "name",
+        "name_zh",
         "slug",
         "kind",
         "home_currency",
@@ -124,7 +125,7 @@ class ProviderAdmin(LockingAdminMixin, admin.ModelAdmin):
     ]
     list_filter = [RefreshAttentionFilter, "kind", "home_currency"]
     list_select_related = ["refresh_health"]
-    search_fields = ["name", "slug"]
+    search_fields = ["name", "name_zh", "slug"]
     ordering = ["name"]
     readonly_fields = ["fixture_digest", "refresh_status"]
     actions = ["refresh_now"]
@@ -174,9 +175,9 @@ class ProviderAdmin(LockingAdminMixin, admin.ModelAdmin):
 
 @admin.register(Region)
 class RegionAdmin(admin.ModelAdmin):
-    list_display = ["code", "provider", "name", "geo"]
+    list_display = ["code", "provider", "name", "name_zh", "geo"]
     list_filter = ["provider", "geo"]
-    search_fields = ["code", "name", "provider__slug", "provider__name"]
+    search_fields = ["code", "name", "name_zh", "provider__slug", "provider__name"]
     list_select_related = ["provider"]
     autocomplete_fields = ["provider"]
     ordering = ["provider__slug", "code"]

@@ -38,7 +38,7 @@ def _price_date(row: InstanceType) -> str | None:
 Fact = tuple[Any, Any, Callable[[InstanceType], Any]]  # (label, explanation, value getter)
 
 HEAD: list[Fact] = [
-    (_("Provider"), "", lambda r: r.provider.name),
+    (_("Provider"), "", lambda r: r.provider.local_name),
     (_("GPUs"), "", lambda r: f"{r.gpu_count} × {r.gpu.name}"),
 ]
 # Under the two price lines: what the price is and how old.
@@ -157,18 +157,20 @@ def _fact_lines(facts: list[Fact], rows: list[InstanceType]) -> list[Line]:
     return lines
 
 
-def compare_table(rows: list[InstanceType]) -> list[Line]:
-    """What the rows are, their prices (USD), then the interconnect facts; each line says
-    whether its cells differ. Rows need `row_offer` and `with_display_prices` in USD."""
+def compare_table(rows: list[InstanceType], currency: str = "USD") -> list[Line]:
+    """What the rows are, their prices (in `currency`), then the interconnect facts; each line
+    says whether its cells differ. Rows need `row_offer` and `with_display_prices` in
+    `currency`."""
+    named = {"currency": currency}
     prices = [
         _price_line(
-            _("Price per GPU-hour (USD)"),
+            _("Price per GPU-hour (%(currency)s)") % named,
             _("Cheapest current price, on-demand preferred."),
             rows,
             "shown_per_gpu_hour",
             per_gpu_hour=True,
         ),
-        _price_line(_("Price per hour (USD)"), "", rows, "shown_per_hour"),
+        _price_line(_("Price per hour (%(currency)s)") % named, "", rows, "shown_per_hour"),
     ]
     return (
         _fact_lines(HEAD, rows) + prices + _fact_lines(ABOUT_PRICE, rows) + _fact_lines(FACTS, rows)

@@ -9,7 +9,7 @@ from django.http import Http404, HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
-from django.utils.translation import gettext
+from django.utils.translation import get_language, gettext
 from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_POST, require_safe
 from django_ratelimit.decorators import ratelimit
@@ -21,7 +21,7 @@ from offerings.models import (
     Provider,
     ScrapeRun,
 )
-from offerings.money import RateTable
+from offerings.money import RateTable, display_currency
 from offerings.pages.comparison import compare_table
 from offerings.pages.diagrams import price_history_svg, topology_svg
 from offerings.pages.forms import CorrectionForm
@@ -41,17 +41,22 @@ from offerings.table.rows import (
 from offerings.web.caching import cached_response, render_limited
 
 
-def _detail_context(instance: InstanceType, form: CorrectionForm | None = None) -> dict:
-    """Everything the detail page shows: facts, diagrams, price history, similar rows."""
+def _detail_context(
+    instance: InstanceType, currency: str, form: CorrectionForm | None = None
+) -> dict:
+    """Everything the detail page shows: facts, diagrams, price history, similar rows; prices in
+    `currency`."""
     rates = RateTable()
     now = timezone.now()
     offers = instance.current_offers
     # The kinds a dated price exists for: an undated price beside one is marked "older source".
     dated_kinds = {o.kind for o in offers if o.observed_at is not None}
-    converted = [o for o in offers if o.currency != "USD" and o.exchange_rate_date]
+    converted = [o for o in offers if o.currency != currency and o.exchange_rate_date]
     for offer in offers:
         offer.links = price_links(offer, instance.provider.slug)
-        offer.usd_per_hour, _per_gpu = offer_usd(offer, instance.gpu_count, rates)
+        per_hour, per_gpu_hour = offer_usd(offer, instance.gpu_count, rates)
+        offer.shown_per_hour = rates.display(per_hour, currency)
+        offer.shown_per_gpu_hour = rates.display(per_gpu_hour, currency)
         offer.older_source = offer.observed_at is None and offer.kind in dated_kinds
     # The history drawn is the row's headline price's (InstanceType.best_offer), else the first.
     charted = next(
@@ -78,7 +83,9 @@ def _detail_context(instance: InstanceType, form: CorrectionForm | None = None) 
         "charted": charted,
         # The reference rate a charged amount was converted at (its date is shown).
         "rate_date": max((o.exchange_rate_date for o in converted), default=None),
-        "similar": with_display_prices(attach_row_offers(similar), rates, "USD"),
+        "similar": with_display_prices(attach_row_offers(similar), rates, currency),
+        "currency": currency,
+        "display_rate": rates.display_rate(currency),
         "form": form or CorrectionForm(),
         "stale_hours": settings.PRICE_STALE_AFTER_HOURS,
     }
@@ -103,7 +110,9 @@ def instance_detail(request: HttpRequest, provider: str, slug: str) -> HttpRespo
         canonical = {"provider": Provider.ALIASES[provider], "slug": slug}
         return redirect("offerings:instance-detail", permanent=True, **canonical)
     instance = _visible_instance(provider, slug)
-    context = _detail_context(instance) | {"reported": request.GET.get("reported") == "1"}
+    context = _detail_context(instance, request_currency(request)) | {
+        "reported": request.GET.get("reported") == "1"
+    }
     return render(request, "offerings/instance_detail.html", context)
 
 
@@ -113,11 +122,11 @@ def report_correction(request: HttpRequest, provider: str, slug: str) -> HttpRes
     """Take a reader's correction into the review queue; nothing is sent anywhere."""
     instance = _visible_instance(Provider.ALIASES.get(provider, provider), slug)
     if getattr(request, "limited", False):
-        context = _detail_context(instance) | {"limited": True}
+        context = _detail_context(instance, request_currency(request)) | {"limited": True}
         return render(request, "offerings/instance_detail.html", context, status=429)
     form = CorrectionForm(request.POST)
     if not form.is_valid():
-        context = _detail_context(instance, form)
+        context = _detail_context(instance, request_currency(request), form)
         return render(request, "offerings/instance_detail.html", context, status=400)
     report = form.save(commit=False)
     report.instance = instance
@@ -126,8 +135,13 @@ def report_correction(request: HttpRequest, provider: str, slug: str) -> HttpRes
     return redirect(f"{url}?reported=1#report")
 
 
+def request_currency(request: HttpRequest) -> str:
+    """The currency this page shows its prices in (`currency`, else the language's default)."""
+    return display_currency(request.GET.get("currency"), get_language())
+
+
 @require_safe
-@cached_response({"ids", "from"})
+@cached_response({"ids", "from", "currency"})
 def compare(request: HttpRequest) -> HttpResponse:
     """2 to 4 instance types side by side, differences highlighted."""
     if any(name.startswith("_") or "__" in name for name in request.GET):
@@ -144,12 +158,14 @@ def compare(request: HttpRequest) -> HttpResponse:
         rows, errors = parse_instance_ids(values[0], queryset=listed, minimum=2, maximum=4)
     if errors:
         return render(request, "offerings/compare.html", {"errors": errors}, status=400)
-    rows = with_display_prices(attach_row_offers(rows), RateTable(), "USD")
-    table = compare_table(rows)
+    currency = request_currency(request)
+    rows = with_display_prices(attach_row_offers(rows), RateTable(), currency)
+    table = compare_table(rows, currency)
     # The filter state the reader came from, as a query string for the way back.
     origin = request.GET.get("from", "")
     back = reverse("offerings:instance-list") + "?" + origin[:2000] if origin else ""
-    return render(request, "offerings/compare.html", {"rows": rows, "table": table, "back": back})
+    context = {"rows": rows, "table": table, "back": back, "currency": currency}
+    return render(request, "offerings/compare.html", context)
 
 
 # The GPU page's groups, each by the condition on its types (the filters' rules, written once).
@@ -179,7 +195,7 @@ GPU_PAGE_GROUP_ROWS = 20
 
 
 @require_safe
-@cached_response()
+@cached_response({"currency"})
 def gpu_detail(request: HttpRequest, slug: str) -> HttpResponse:
     """A GPU's specs and the instances with it by GPU-to-GPU link, cheapest per GPU-hour first:
     each group's cheapest GPU_PAGE_GROUP_ROWS, with its count (the table lists them all)."""
@@ -194,7 +210,8 @@ def gpu_detail(request: HttpRequest, slug: str) -> HttpResponse:
         grouped.setdefault(labels[key], []).append(pk)
     shown = {pk for ids in grouped.values() for pk in ids[:GPU_PAGE_GROUP_ROWS]}
     rows = attach_row_offers(matching.filter(pk__in=shown))
-    loaded = {row.pk: row for row in with_display_prices(rows, RateTable(), "USD")}
+    currency = request_currency(request)
+    loaded = {row.pk: row for row in with_display_prices(rows, RateTable(), currency)}
     groups = [  # a row gone since its id was read (a write in between) is left out
         (name, [loaded[pk] for pk in ids[:GPU_PAGE_GROUP_ROWS] if pk in loaded], len(ids))
         for name, ids in grouped.items()
@@ -202,12 +219,17 @@ def gpu_detail(request: HttpRequest, slug: str) -> HttpResponse:
     return render(
         request,
         "offerings/gpu_detail.html",
-        {"gpu": gpu, "groups": groups, "count": sum(len(ids) for ids in grouped.values())},
+        {
+            "gpu": gpu,
+            "groups": groups,
+            "count": sum(len(ids) for ids in grouped.values()),
+            "currency": currency,
+        },
     )
 
 
 @require_safe
-@cached_response()
+@cached_response({"currency"})
 def provider_detail(request: HttpRequest, slug: str) -> HttpResponse:
     """A provider's offerings, interconnect story, multi-node options and data freshness."""
     if slug in Provider.ALIASES:
@@ -219,7 +241,8 @@ def provider_detail(request: HttpRequest, slug: str) -> HttpResponse:
         parse_listing_query(QueryDict(f"provider={slug}&sort=gpu_count")).filterset.qs
     )
     rates = RateTable()
-    with_display_prices(rows, rates, "USD")
+    currency = request_currency(request)
+    with_display_prices(rows, rates, currency)
     fabrics: dict[str, int] = {}
     for row in rows:
         name = str(row.fabric.get_technology_display())
@@ -229,6 +252,7 @@ def provider_detail(request: HttpRequest, slug: str) -> HttpResponse:
     context = {
         "provider": provider,
         "rows": rows,
+        "currency": currency,
         "fabrics": sorted(fabrics.items(), key=lambda item: -item[1]),
         "multi_node": [row for row in rows if row.fabric.multi_node],
         "sales_only": [row for row in rows if row.fabric.sales_only],

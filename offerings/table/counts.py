@@ -7,7 +7,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from django.contrib.postgres.aggregates import ArrayAgg
-from django.db.models import Count, Exists, Q
+from django.db.models import Count, Exists, F, Q, Value
+from django.db.models.functions import Coalesce, NullIf
+from django.utils.translation import get_language
 
 from offerings.models import FabricTechnology, InstanceType, OfferKind
 from offerings.table.parameters import (
@@ -49,6 +51,13 @@ class PriceTests:
         return Q(**{name: True})
 
 
+def provider_name():
+    """The row's provider by the name a reader of the page's language knows it by."""
+    if get_language() == "zh-hans":
+        return Coalesce(NullIf("provider__name_zh", Value("")), "provider__name")
+    return F("provider__name")
+
+
 def count_aggregates(parameters: ListingParameters, tests: PriceTests) -> dict:
     """Every figure of the filter page's counts, as aggregates over the rows the row parameters
     but `fabric` keep; the price conditions they read are added to `tests`."""
@@ -78,7 +87,7 @@ def count_aggregates(parameters: ListingParameters, tests: PriceTests) -> dict:
         "availability:total": Count("pk", filter=fabric & other_prices),
         "availability:known": Count("pk", filter=known),
         "availability:providers": ArrayAgg(
-            "provider__name", filter=known, distinct=True, order_by="provider__name", default=[]
+            provider_name(), filter=known, distinct=True, order_by=provider_name(), default=[]
         ),
     }
 

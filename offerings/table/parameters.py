@@ -43,6 +43,7 @@ from offerings.models import (
     Provider,
     Region,
 )
+from offerings.money import DISPLAY_CURRENCIES
 from offerings.schemas import NON_RDMA_FABRICS, RDMA_FABRICS
 from offerings.table.reference import read_reference
 
@@ -50,7 +51,6 @@ ASCII_SPACE = " \t\n\r\x0b\x0c"
 REPEATABLE = frozenset({"gpu", "provider", "region", "fabric", "price_kind", "basis"})
 PAGE_SIZE_DEFAULT = 50
 PAGE_SIZE_MAX = 200
-DISPLAY_CURRENCIES = ("USD", "CNY")
 
 SORT_FIELDS = {
     "price_gpu_hour": "row_price_gpu_hour",
@@ -373,13 +373,15 @@ class ListingParameters:
 
 
 def text_condition(value: str) -> Q:
-    """Every word of `q` in the type's, its provider's or its GPU's name or slug."""
+    """Every word of `q` in the type's, its provider's (English or Chinese) or its GPU's name or
+    slug."""
     condition = Q()
     for term in value.split():
         condition &= (
             Q(name__icontains=term)
             | Q(slug__icontains=term)
             | Q(provider__name__icontains=term)
+            | Q(provider__name_zh__icontains=term)
             | Q(provider__slug__icontains=term)
             | Q(gpu__name__icontains=term)
             | Q(gpu__slug__icontains=term)
@@ -538,6 +540,7 @@ class ListingQuery:
 
     filterset: InstanceFilterSet | None
     errors: dict[str, list[str]]
+    default_currency: str = "USD"  # shown when the query names no currency
 
     @property
     def is_valid(self) -> bool:
@@ -569,7 +572,7 @@ class ListingQuery:
             "page": data.get("page") or 1,
             "page_size": data.get("page_size") or PAGE_SIZE_DEFAULT,
             "format": data.get("format") or "",
-            "currency": data.get("currency") or "USD",
+            "currency": data.get("currency") or self.default_currency,
             "sort": data.get("sort") or "price_gpu_hour",
         }
 
@@ -585,12 +588,16 @@ def _region_alias(value: str) -> str:
 
 
 def parse_listing_query(
-    query: QueryDict, queryset: QuerySet | None = None, extra: frozenset[str] = frozenset()
+    query: QueryDict,
+    queryset: QuerySet | None = None,
+    extra: frozenset[str] = frozenset(),
+    default_currency: str = "USD",
 ) -> ListingQuery:
     """Apply the contract's naming rules, then validate the values with the FilterSet.
 
     `extra` names parameters a caller handles itself (e.g. the estimator's `ids`): they pass
-    through untouched and are neither errors nor filters.
+    through untouched and are neither errors nor filters. `default_currency`: what a page shows
+    when the query names no currency (`money.page_currency`).
     """
     errors: dict[str, list[str]] = {}
     known = known_parameters()
@@ -626,7 +633,7 @@ def parse_listing_query(
     if not filterset.is_valid():
         for name, messages in filterset.form.errors.items():
             errors.setdefault(name, []).extend(str(message) for message in messages)
-    return ListingQuery(filterset=filterset, errors=errors)
+    return ListingQuery(filterset=filterset, errors=errors, default_currency=default_currency)
 
 
 def invalid_parameters(errors: dict[str, list[str]]) -> JsonResponse:

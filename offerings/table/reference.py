@@ -14,8 +14,9 @@ from decimal import Decimal
 from django.db.models import CharField, F, Value
 from django.db.models.functions import Cast
 from django.http import HttpRequest
+from django.utils.translation import get_language
 
-from offerings.models import ExchangeRate, GpuModel, Provider, Region
+from offerings.models import ExchangeRate, GpuModel, Provider, Region, localized
 from offerings.money import RateTable
 from offerings.web.caching import versioned_value
 
@@ -25,15 +26,24 @@ CHOICE_FIELDS = ("gpu", "provider", "region")
 
 @dataclass(frozen=True)
 class ListingReference:
-    choices: dict[str, list[tuple[str, str]]]  # field name -> [(value, label)], in display order
+    # language -> field name -> [(value, label)], in display order
+    choices_by_language: dict[str, dict[str, list[tuple[str, str]]]]
     rates: RateTable
+
+    @property
+    def choices(self) -> dict[str, list[tuple[str, str]]]:
+        """The choice lists labelled in the active language."""
+        return self.choices_by_language.get(get_language(), self.choices_by_language["en"])
+
+
+COLUMNS = 6
 
 
 def _rows(kind: str, queryset, *columns):
-    """`queryset` as (kind, c1, c2, c3, c4) text rows, so the four tables share one statement."""
+    """`queryset` as (kind, c1, ..., c6) text rows, so the four tables share one statement."""
     text = CharField()
     named = {"ref_kind": Value(kind, output_field=text)}
-    for i in range(4):
+    for i in range(COLUMNS):
         named[f"ref_{i}"] = Cast(columns[i], text) if i < len(columns) else Value("", text)
     return queryset.order_by().annotate(**named).values_list(*named)
 
@@ -48,6 +58,7 @@ def read_reference() -> ListingReference:
                 Provider.objects.exclude(kind=Provider.Kind.PRICE_SOURCE),
                 F("slug"),
                 F("name"),
+                F("name_zh"),
             ),
             _rows(
                 "region",
@@ -56,6 +67,8 @@ def read_reference() -> ListingReference:
                 F("code"),
                 F("provider__name"),
                 F("name"),
+                F("provider__name_zh"),
+                F("name_zh"),
             ),
             _rows(
                 "rate",
@@ -88,19 +101,38 @@ def read_reference() -> ListingReference:
             usd_per_unit=Decimal(usd_per_unit),
             source_url=source_url,
         )
-        for currency, rate_date, usd_per_unit, source_url in by_kind["rate"]
+        for currency, rate_date, usd_per_unit, source_url, *_ in by_kind["rate"]
     ]
     return ListingReference(
-        choices={
-            "gpu": [(slug, name) for slug, name, _a, _b in gpus],
-            "provider": [(slug, name) for slug, name, _a, _b in providers],
-            "region": [
-                (f"{slug}:{code}", f"{provider}: {code}" + (f" ({name})" if name else ""))
-                for slug, code, provider, name in regions
-            ],
+        choices_by_language={
+            language: {
+                "gpu": [(slug, name) for slug, name, *_ in gpus],
+                "provider": [
+                    (slug, localized(name, name_zh, language))
+                    for slug, name, name_zh, *_ in providers
+                ],
+                "region": [
+                    (f"{slug}:{code}", region_label(code, *names, language))
+                    for slug, code, *names in regions
+                ],
+            }
+            for language in LANGUAGES
         },
         rates=RateTable(rates),
     )
+
+
+LANGUAGES = ("en", "zh-hans")
+
+
+def region_label(
+    code: str, provider: str, name: str, provider_zh: str, name_zh: str, language: str
+) -> str:
+    """`Alibaba Cloud: cn-shanghai (China East 2 (Shanghai))`, or on a Chinese page the Chinese
+    names where the provider gives them."""
+    shown = localized(name, name_zh, language)
+    label = f"{localized(provider, provider_zh, language)}: {code}"
+    return f"{label} ({shown})" if shown else label
 
 
 def listing_reference(request: HttpRequest | None) -> ListingReference:

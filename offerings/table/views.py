@@ -12,13 +12,14 @@ from django.http import HttpRequest, HttpResponse, JsonResponse, QueryDict
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.translation import get_language
 from django.views.decorators.http import require_safe
 from django.views.decorators.vary import vary_on_headers
 
 from offerings.models import (
     InstanceType,
 )
-from offerings.money import RateTable
+from offerings.money import DISPLAY_CURRENCIES, RateTable, page_currency
 from offerings.table.counts import listing_counts
 from offerings.table.parameters import (
     LISTING_OPTIONS,
@@ -83,6 +84,8 @@ def compare_selection(query: QueryDict) -> tuple[list[int], str]:
         filters.pop(name, None)
     link = QueryDict(mutable=True)
     link["ids"] = ",".join(map(str, ids))
+    if query.get("currency") in DISPLAY_CURRENCIES:
+        link["currency"] = query["currency"]  # the compare page shows the same currency
     link["from"] = filters.urlencode()
     return ids, f"{reverse('offerings:compare')}?{link.urlencode()}"
 
@@ -165,13 +168,17 @@ def listing_context(
     names the filters that emptied a result, `decorate(rows, listing)` adds what a page shows more.
     """
     # The page shows one price per row, so it needs no row's full list of offers.
-    listing = parse_listing_query(request.GET, InstanceType.objects.for_table())
+    listing = parse_listing_query(
+        request.GET,
+        InstanceType.objects.for_table(),
+        default_currency=page_currency(get_language()),
+    )
     rates = listing_reference(request).rates
     if listing.is_valid and listing.options["format"]:
         return export(request, listing, rates)
     counts = listing_counts(listing)
     page = paginate(listing, counts.total) if listing.is_valid else None
-    currency = listing.options["currency"] if listing.is_valid else "USD"
+    currency = listing.options["currency"] if listing.is_valid else listing.default_currency
     compare_ids, compare_url = compare_selection(request.GET)
     rows = attach_row_offers(page_slice(listing, page)) if page else []
     with_display_prices(rows, rates, currency)
@@ -194,6 +201,7 @@ def listing_context(
         "page": page,
         "rows": rows,
         "currency": currency,
+        "currency_default": listing.default_currency,
         "display_rate": rates.display_rate(currency),
         "rates": rates,
         "presets": PRESETS,

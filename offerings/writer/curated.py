@@ -446,14 +446,14 @@ def load_catalog(
         provider = load_provider(catalog.provider, counts)
         regions = {}
         for region in catalog.regions:
+            values = {"name": region.name, "name_zh": region.name_zh, "geo": region.geo}
             row, created = Region.objects.get_or_create(
-                provider=provider,
-                code=region.code,
-                defaults={"name": region.name, "geo": region.geo},
+                provider=provider, code=region.code, defaults=values
             )
-            if not created and (row.name, row.geo) != (region.name, region.geo):
-                row.name, row.geo = region.name, region.geo
-                row.save(update_fields=["name", "geo"])
+            if not created and any(getattr(row, k) != v for k, v in values.items()):
+                for name, value in values.items():
+                    setattr(row, name, value)
+                row.save(update_fields=list(values))
                 counts.add("region", "updated")
             else:
                 counts.add("region", "created" if created else "unchanged")

@@ -1,0 +1,14 @@
+"""Template context every page gets."""
+
+from __future__ import annotations
+
+from django.http import HttpRequest
+
+from offerings.money import DISPLAY_CURRENCIES
+
+
+def currency(request: HttpRequest) -> dict:
+    """`currency_query`: `currency=CNY` (or USD) when the page's query names a currency, so the
+    links to the pages that show prices carry the reader's choice; empty otherwise."""
+    asked = request.GET.get("currency")
+    return {"currency_query": f"currency={asked}" if asked in DISPLAY_CURRENCIES else ""}
