@@ -167,3 +167,21 @@ def test_a_chosen_currency_travels_with_the_links_to_the_priced_pages(client, sh
         a.attrs["href"]
         for a in next(parse(get(client, "/").content.decode()).iter("nav", "site-nav")).iter("a")
     ]
+
+
+def test_the_planner_and_the_estimator_show_the_page_s_currency(client, shipped):
+    def money_on(path: str) -> list[str]:
+        body = get(client, path).content.decode()
+        return [c.text() for c in parse(body).iter("strong") if c.text()[:1] in "$¥"] + [
+            c.text() for c in parse(body).iter("td", "cost") if c.text()[:1] in "$¥"
+        ]
+
+    for prefix, symbol in (("", "$"), ("/zh-hans", "¥")):
+        plan = money_on(f"{prefix}/plan/?gpus=16&price_kind=on-demand")
+        assert plan
+        assert all(text.startswith(symbol) for text in plan)
+        estimate = money_on(f"{prefix}/estimate/?params_b=7&mode=train-fsdp&nodes=1")
+        assert estimate
+        assert all(text.startswith(symbol) for text in estimate)
+    usd = money_on("/zh-hans/plan/?gpus=16&price_kind=on-demand&currency=USD")
+    assert all(text.startswith("$") for text in usd)

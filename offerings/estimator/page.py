@@ -10,7 +10,7 @@ offerings.estimator.chart.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from decimal import Decimal
 from functools import cache
 from typing import Any
@@ -28,7 +28,7 @@ from offerings.estimator.calibration import (
 from offerings.estimator.collectives import intra_link
 from offerings.estimator.core import GIB, InstanceSpec
 from offerings.estimator.phrases import FieldError, Language, Phrase
-from offerings.money import shown_gpu_hour_price
+from offerings.money import RateTable, shown_gpu_hour_price
 
 NODE_CHOICES = (1, 2, 4, 8, 16, 32)
 
@@ -63,6 +63,19 @@ def format_usd(value: float | None) -> str:
     """A cost as money: cents from one dollar up, three significant figures below (a cost per
     step of $0.00341 would read $0.00 in cents)."""
     return shown_gpu_hour_price(value)
+
+
+def money_formatter(currency: str, rates: RateTable | None = None) -> Callable[[Any], str]:
+    """`format_usd`, or the same in `currency` at its newest reference rate."""
+    if currency == "USD":
+        return format_usd
+    rates = rates or RateTable()
+
+    def shown(value: float | None) -> str:
+        usd = None if value is None else Decimal(str(value))
+        return shown_gpu_hour_price(rates.display(usd, currency), currency)
+
+    return shown
 
 
 def format_share(value: float | None) -> str:
@@ -137,11 +150,13 @@ def display_row(
     result: dict[str, Any],
     overlap: float,
     phrases: tuple[Phrase | None, tuple[Phrase, ...]] = (None, ()),
+    money: Callable[[Any], str] = format_usd,
 ) -> dict[str, Any]:
     """The page's view of one API result: the same numbers, formatted, plus its bar.
 
     `phrases` are the row's verdict and reasons from the estimator, said in the active language
-    (without them the row shows the API's English).
+    (without them the row shows the API's English); `money` writes the costs (in the page's
+    currency, `money_formatter`).
     """
     verdict, reasons = phrases
     return {
@@ -154,9 +169,9 @@ def display_row(
         "inter": format_seconds(result["comm_inter_s"]),
         "step": format_seconds(result["step_s"]),
         "efficiency": format_share(result["efficiency"]),
-        "cost_per_step": format_usd(result["cost_per_step_usd"]),
-        "cost_per_billion": format_usd(result["cost_per_billion_tokens_usd"]),
-        "cost_per_hour": format_usd(result["cost_per_hour_usd"]),
+        "cost_per_step": money(result["cost_per_step_usd"]),
+        "cost_per_billion": money(result["cost_per_billion_tokens_usd"]),
+        "cost_per_hour": money(result["cost_per_hour_usd"]),
         "inside": _stage_time(result["comm_intra_s"], result["intra_gbytes_per_s_per_gpu"]),
         "between": _stage_time(result["comm_inter_s"], result["inter_gbytes_per_s_per_gpu"]),
         "tp_per_token": format_seconds(result["tp_comm_s_per_token"]),

@@ -20,7 +20,7 @@ from django.core.paginator import Page
 from django.http import HttpRequest, HttpResponse, JsonResponse, QueryDict
 from django.shortcuts import render
 from django.urls import reverse
-from django.utils.translation import gettext
+from django.utils.translation import get_language, gettext
 from django.views.decorators.http import require_safe
 
 from offerings.estimator.chart import CHART_INSTANCES, efficiency_chart
@@ -48,6 +48,7 @@ from offerings.estimator.page import (
     job_assumptions,
     job_inputs,
     link_label,
+    money_formatter,
     node_choices,
     result_segments,
     tier_sentence,
@@ -60,7 +61,7 @@ from offerings.estimator.ranking import (
     ranked_results,
 )
 from offerings.models import InstanceType
-from offerings.money import RateTable
+from offerings.money import RateTable, display_currency
 from offerings.table.parameters import (
     ListingQuery,
     invalid_parameters,
@@ -71,8 +72,9 @@ from offerings.table.parameters import (
 from offerings.table.rows import attach_row_offers
 from offerings.web.caching import absolute_url, cached_response
 
-#: Listing options that mean nothing here (the ranking is fixed, money is USD): ignored. `page`
-#: and `page_size` are read as `/api/instances` reads them.
+#: Listing options that mean nothing here (the ranking is fixed): ignored. `page` and
+#: `page_size` are read as `/api/instances` reads them; `currency` is the page's money (the API
+#: answers USD).
 IGNORED_OPTIONS = frozenset({"format", "currency", "sort"})
 ESTIMATE_PARAMETERS = frozenset({"ids", *JOB_KEYS}) | IGNORED_OPTIONS
 IDS_MAX = 100
@@ -301,6 +303,7 @@ def page_context(
         "calibration": calibration_rows(),
         "uncalibrated": {link_label(k): gettext(v) for k, v in UNCALIBRATED_KINDS.items()},
         "api_url": f"{reverse('api-estimate')}?{request.GET.urlencode()}",
+        "currency": display_currency(request.GET.get("currency"), get_language()),
     }
     if run is None:
         return context
@@ -308,9 +311,11 @@ def page_context(
     inference = not job.is_training
     results = run.data["results"]  # every result, ranked; the page shows run.page of them
 
+    money = money_formatter(context["currency"])
+
     def shown(result: dict[str, Any]) -> dict[str, Any]:
         key = (result["instance"]["id"], result["nodes"])
-        return display_row(result, job.overlap, run.phrases.get(key, (None, ())))
+        return display_row(result, job.overlap, run.phrases.get(key, (None, ())), money)
 
     counts = {1: 0, 2: 0, 3: 0}
     for result in results:

@@ -8,6 +8,7 @@ from decimal import Decimal, InvalidOperation
 from django.db.models import FETCH_PEERS, Q, prefetch_related_objects
 from django.http import HttpRequest, HttpResponse, JsonResponse, QueryDict
 from django.shortcuts import render
+from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_safe
 
@@ -22,7 +23,7 @@ from offerings.models import (
     listing_prefetches,
     undated_last,
 )
-from offerings.money import RateTable
+from offerings.money import RateTable, display_currency
 from offerings.planner import core
 from offerings.planner.jobs import JOB_PARAMETERS, Job, estimate_shapes, parse_job
 from offerings.purchase import purchase_modes_of
@@ -270,5 +271,8 @@ def plan_page(request: HttpRequest) -> HttpResponse:
         "page": page,
         "feasible": sum(1 for shape in page.paginator.object_list if shape.feasible) if page else 0,
         "modes": [(value, MODE_LABELS[value]) for value in estimator.MODES],
+        "currency": display_currency(request.GET.get("currency"), get_language()),
     }
+    if context["currency"] != "USD":
+        context["rates"] = RateTable()
     return render(request, "planner/plan.html", context, status=400 if query.errors else 200)

@@ -30,6 +30,17 @@ def gpu_hour_price(value: Decimal | None, currency: str = "USD") -> str:
     return shown_gpu_hour_price(value, currency)
 
 
+@register.simple_tag(takes_context=True)
+def usd_as(context, value, per_gpu_hour: bool = False) -> str:
+    """A USD figure in the page's `currency`, at the newest reference rate of the context's
+    `rates` (a page that shows another currency passes them)."""
+    currency = context.get("currency", "USD")
+    if currency != "USD" and value is not None:
+        value = context["rates"].display(Decimal(str(value)), currency)
+    show = shown_gpu_hour_price if per_gpu_hour else shown_price
+    return show(value, currency)
+
+
 @register.filter
 def plain_number(value) -> str:
     """A decimal without the column's trailing zeros or an exponent: 0.1404760000 -> 0.140476."""
