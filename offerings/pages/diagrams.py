@@ -9,6 +9,7 @@ classes in static/css/site.css.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 
@@ -20,28 +21,45 @@ from offerings.models import InstanceType, LinkTechnology, LinkTopology
 from offerings.money import shown_price
 from offerings.web.svg import Pen
 
-WIDTH = 760
 GPU_W, GPU_H, GPU_GAP = 74, 40, 12
 NIC_W, NIC_H, NIC_GAP = 40, 22, 5
-MAX_PER_ROW = 8
-MAX_NICS_PER_ROW = 14
 PEN = Pen(".1f")  # coordinates to one decimal place
 
 
-def _row_positions(count: int, per_row: int, width: float, gap: float, top: float, height: float):
-    """(x, y) of each box, rows centred in the drawing."""
+@dataclass(frozen=True)
+class Layout:
+    """A drawing's width and how many boxes a row holds: the wide one for screens, the narrow
+    one (rows of four GPUs, shorter captions) for phones, so neither is shrunk to fit."""
+
+    width: int
+    gpus_per_row: int
+    nics_per_row: int
+    narrow: bool = False
+    suffix: str = ""  # keeps the ids of two drawings on one page apart
+
+
+WIDE = Layout(760, 8, 14)
+NARROW = Layout(360, 4, 7, narrow=True, suffix="-narrow")
+
+
+def _row_positions(
+    count: int, per_row: int, width: float, gap: float, top: float, height: float, total: float
+):
+    """(x, y) of each box, rows centred in a drawing `total` wide."""
     positions = []
     for index in range(count):
         row, col = divmod(index, per_row)
         in_row = min(per_row, count - row * per_row)
         span = in_row * width + (in_row - 1) * gap
-        left = (WIDTH - span) / 2
+        left = (total - span) / 2
         positions.append((left + col * (width + gap), top + row * (height + gap + 14)))
     return positions
 
 
-def topology_svg(instance: InstanceType) -> SafeString:
+def topology_svg(instance: InstanceType, layout: Layout = WIDE) -> SafeString:
     """The node: its GPUs, how they are linked, its NICs and the fabric they reach."""
+    width = layout.width
+    narrow = layout.narrow
     link = getattr(instance, "gpu_link", None)
     fabric = getattr(instance, "fabric", None)
     technology = link.technology if link else LinkTechnology.UNKNOWN
@@ -50,7 +68,7 @@ def topology_svg(instance: InstanceType) -> SafeString:
     parts: list[str] = []
 
     gpu_top = 58
-    gpus = _row_positions(count, MAX_PER_ROW, GPU_W, GPU_GAP, gpu_top, GPU_H)
+    gpus = _row_positions(count, layout.gpus_per_row, GPU_W, GPU_GAP, gpu_top, GPU_H, width)
     gpu_bottom = gpus[-1][1] + GPU_H
     bar_y = gpu_bottom + 34
     centres = [(x + GPU_W / 2, y) for x, y in gpus]
@@ -61,21 +79,27 @@ def topology_svg(instance: InstanceType) -> SafeString:
     if linked and topology == LinkTopology.NVSWITCH:
         for cx, y in centres:
             parts.append(PEN.line(cx, y + GPU_H, cx, bar_y, "nvlink"))
-        parts.append(PEN.rect(40, bar_y, WIDTH - 80, 26, "switch"))
-        label = _("NVSwitch: every GPU reaches every other at full NVLink bandwidth")
+        parts.append(PEN.rect(40, bar_y, width - 80, 26, "switch"))
+        label = (
+            _("NVSwitch: all-to-all at full speed")
+            if narrow
+            else _("NVSwitch: every GPU reaches every other at full NVLink bandwidth")
+        )
         if link.domain_size and link.domain_size > count:
-            label = _("NVLink Switch: one domain of %(n)s GPUs across %(nodes)s nodes") % {
-                "n": link.domain_size,
-                "nodes": link.domain_size // count,
-            }
-        parts.append(PEN.text(WIDTH / 2, bar_y + 17, label, "label on-dark"))
+            across = (
+                _("NVLink Switch: %(n)s GPUs on %(nodes)s nodes")
+                if narrow
+                else _("NVLink Switch: one domain of %(n)s GPUs across %(nodes)s nodes")
+            )
+            label = across % {"n": link.domain_size, "nodes": link.domain_size // count}
+        parts.append(PEN.text(width / 2, bar_y + 17, label, "label on-dark"))
     elif linked and topology == LinkTopology.BRIDGE:
         for index in range(0, count - 1, 2):
             (x1, y1), (x2, _y2) = gpus[index], gpus[index + 1]
             parts.append(PEN.line(x1 + GPU_W, y1 + GPU_H / 2, x2, y1 + GPU_H / 2, "nvlink bridge"))
         parts.append(
             PEN.text(
-                WIDTH / 2, gpu_top - 10, _("%(name)s bridges join GPUs in pairs") % {"name": name}
+                width / 2, gpu_top - 10, _("%(name)s bridges join GPUs in pairs") % {"name": name}
             )
         )
     elif linked and topology in (LinkTopology.MESH, LinkTopology.HYBRID_CUBE_MESH):
@@ -93,57 +117,76 @@ def topology_svg(instance: InstanceType) -> SafeString:
                     f'<path d="M{ax:.1f},{ay:.1f} Q{(ax + bx) / 2:.1f},{ay - lift:.1f} '
                     f'{bx:.1f},{by:.1f}" class="nvlink mesh"/>'
                 )
-        caption = (
-            _("%(name)s: every GPU linked directly to every other, no switch") % {"name": name}
-            if topology == LinkTopology.MESH
-            else _("NVLink hybrid cube-mesh: not every pair is linked directly")
-        )
-        parts.append(PEN.text(WIDTH / 2, 16, caption))
+        if topology == LinkTopology.MESH:
+            mesh = (
+                _("%(name)s: direct links, no switch")
+                if narrow
+                else _("%(name)s: every GPU linked directly to every other, no switch")
+            )
+            caption = mesh % {"name": name}
+        else:
+            caption = (
+                _("NVLink hybrid cube-mesh (partial)")
+                if narrow
+                else _("NVLink hybrid cube-mesh: not every pair is linked directly")
+            )
+        parts.append(PEN.text(width / 2, 16, caption))
     elif linked:
-        parts.append(PEN.text(WIDTH / 2, 16, _("%(name)s, topology unknown") % {"name": name}))
+        parts.append(PEN.text(width / 2, 16, _("%(name)s, topology unknown") % {"name": name}))
 
     # PCIe and the host: every GPU and NIC hangs off it.
     host_y = bar_y + (44 if linked and topology == LinkTopology.NVSWITCH else 0)
     for cx, y in centres:
         if not (linked and topology == LinkTopology.NVSWITCH):
             parts.append(PEN.line(cx, y + GPU_H, cx, host_y, "pcie"))
-    parts.append(PEN.rect(40, host_y, WIDTH - 80, 22, "host"))
+    parts.append(PEN.rect(40, host_y, width - 80, 22, "host"))
     host_label = _("CPU and PCIe")
     if technology == LinkTechnology.NONE:
-        host_label = _("PCIe only: GPU-to-GPU traffic crosses PCIe and the CPU")
+        host_label = (
+            _("PCIe only, through the CPU")
+            if narrow
+            else _("PCIe only: GPU-to-GPU traffic crosses PCIe and the CPU")
+        )
     elif technology == LinkTechnology.UNKNOWN:
-        host_label = _("PCIe (whether the GPUs have NVLink too is unknown)")
-    parts.append(PEN.text(WIDTH / 2, host_y + 15, host_label))
+        host_label = (
+            _("PCIe (NVLink unknown)")
+            if narrow
+            else _("PCIe (whether the GPUs have NVLink too is unknown)")
+        )
+    parts.append(PEN.text(width / 2, host_y + 15, host_label))
 
     for index, (x, y) in enumerate(gpus):
         parts.append(PEN.rect(x, y, GPU_W, GPU_H, "gpu"))
         parts.append(PEN.text(x + GPU_W / 2, y + 17, f"GPU {index}", "label on-dark"))
-        parts.append(PEN.text(x + GPU_W / 2, y + 32, instance.gpu.slug, "small on-dark"))
+        # The memory, which fits the box (the GPU's name is in the page's heading).
+        memory = f"{instance.gpu.memory_gib} GiB"
+        parts.append(PEN.text(x + GPU_W / 2, y + 32, memory, "small on-dark"))
 
     # NICs and the fabric.
     nic_top = host_y + 50
     nic_count = fabric.nics if fabric and fabric.nics else 0
     fabric_name = fabric.get_technology_display() if fabric else _("Unknown")
     if nic_count:
-        nics = _row_positions(nic_count, MAX_NICS_PER_ROW, NIC_W, NIC_GAP, nic_top, NIC_H)
+        nics = _row_positions(nic_count, layout.nics_per_row, NIC_W, NIC_GAP, nic_top, NIC_H, width)
         for index, (x, y) in enumerate(nics):
             parts.append(PEN.line(x + NIC_W / 2, host_y + 22, x + NIC_W / 2, y, "pcie"))
             parts.append(PEN.rect(x, y, NIC_W, NIC_H, "nic"))
             parts.append(PEN.text(x + NIC_W / 2, y + 15, f"NIC {index}", "small"))
         fabric_y = nics[-1][1] + NIC_H + 30
     else:
-        parts.append(PEN.rect(WIDTH / 2 - 90, nic_top, 180, NIC_H, "nic unknown"))
-        parts.append(PEN.text(WIDTH / 2, nic_top + 15, _("NICs: number unknown"), "small"))
-        parts.append(PEN.line(WIDTH / 2, host_y + 22, WIDTH / 2, nic_top, "pcie"))
+        parts.append(PEN.rect(width / 2 - 90, nic_top, 180, NIC_H, "nic unknown"))
+        parts.append(PEN.text(width / 2, nic_top + 15, _("NICs: number unknown"), "small"))
+        parts.append(PEN.line(width / 2, host_y + 22, width / 2, nic_top, "pcie"))
         fabric_y = nic_top + NIC_H + 30
-    parts.append(PEN.line(WIDTH / 2, fabric_y - 30 + NIC_H, WIDTH / 2, fabric_y, "fabric-link"))
-    parts.append(PEN.rect(WIDTH / 2 - 200, fabric_y, 400, 30, "fabric"))
+    parts.append(PEN.line(width / 2, fabric_y - 30 + NIC_H, width / 2, fabric_y, "fabric-link"))
+    fabric_w = min(400, width - 40)
+    parts.append(PEN.rect((width - fabric_w) / 2, fabric_y, fabric_w, 30, "fabric"))
     bandwidth = (
         _("%(gbps)s Gb/s per node") % {"gbps": fabric.bandwidth_gbits_per_s}
         if fabric and fabric.bandwidth_gbits_per_s
         else _("bandwidth unknown")
     )
-    parts.append(PEN.text(WIDTH / 2, fabric_y + 19, f"{fabric_name} · {bandwidth}"))
+    parts.append(PEN.text(width / 2, fabric_y + 19, f"{fabric_name} · {bandwidth}"))
     height = fabric_y + 40
 
     title = _("Topology of %(name)s") % {"name": instance.name}
@@ -154,10 +197,11 @@ def topology_svg(instance: InstanceType) -> SafeString:
         "fabric": fabric_name,
     }
     svg = (
-        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {height:.0f}" '
-        f'class="topology" role="img" aria-labelledby="topo-title topo-desc">'
-        f'<title id="topo-title">{escape(title)}</title>'
-        f'<desc id="topo-desc">{escape(description)}</desc>{"".join(parts)}</svg>'
+        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height:.0f}" '
+        f'class="topology{" narrow" if narrow else ""}" role="img" '
+        f'aria-labelledby="topo-title{layout.suffix} topo-desc{layout.suffix}">'
+        f'<title id="topo-title{layout.suffix}">{escape(title)}</title>'
+        f'<desc id="topo-desc{layout.suffix}">{escape(description)}</desc>{"".join(parts)}</svg>'
     )
     return mark_safe(svg)  # every interpolated string above is escaped
 

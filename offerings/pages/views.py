@@ -23,7 +23,7 @@ from offerings.models import (
 )
 from offerings.money import RateTable, display_currency
 from offerings.pages.comparison import compare_table
-from offerings.pages.diagrams import price_history_svg, topology_svg
+from offerings.pages.diagrams import NARROW, price_history_svg, topology_svg
 from offerings.pages.forms import CorrectionForm
 from offerings.pages.price_pages import price_links
 from offerings.table.parameters import (
@@ -78,6 +78,7 @@ def _detail_context(
         "rates": rates,
         "now": now,
         "topology": topology_svg(instance),
+        "topology_narrow": topology_svg(instance, NARROW),
         "chart": chart,
         "single_observation": single,
         "charted": charted,

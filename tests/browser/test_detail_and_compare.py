@@ -121,11 +121,29 @@ def test_the_compare_page_on_a_phone_shows_every_value_without_sideways_scrollin
     assert in_viewport(phone, "table.compare thead th:nth-child(2)")
 
 
-def test_the_topology_diagram_on_a_phone_scrolls_instead_of_shrinking(phone, catalog):
-    phone.goto("/instances/aws/ib-8x/")
-    assert phone.evaluate("document.documentElement.scrollWidth") <= 390
-    svg = phone.locator("svg.topology").bounding_box()
-    assert svg["width"] >= 700  # drawn at its own size, labels at their own size
-    figure = phone.locator("figure.diagram")
-    assert figure.evaluate("f => f.scrollWidth > f.clientWidth")
-    assert phone.locator("text=Scroll sideways to see the whole node.").is_visible()
+def test_the_topology_diagram_on_a_phone_fits_with_every_label_inside_its_box(phone, catalog):
+    for prefix in ("", "/zh-hans"):
+        phone.goto(prefix + "/instances/aws/ib-8x/")
+        assert phone.evaluate("document.documentElement.scrollWidth") <= 390
+        wide = phone.locator("svg.topology:not(.narrow)")
+        assert not wide.is_visible()
+        svg = phone.locator("svg.topology.narrow")
+        box = svg.bounding_box()
+        assert box["x"] >= 0
+        assert box["x"] + box["width"] <= 390
+        assert "GPU 7" in svg.text_content()
+        # Every GPU label sits inside its GPU box, and every caption inside the drawing.
+        outside = svg.evaluate(
+            """svg => {
+              const boxes = [...svg.querySelectorAll('rect')].map(r => r.getBBox());
+              const drawing = svg.viewBox.baseVal;
+              return [...svg.querySelectorAll('text')].filter(t => {
+                const b = t.getBBox();
+                if (b.x < 0 || b.x + b.width > drawing.width) return true;
+                const holder = boxes.find(r => b.y >= r.y && b.y + b.height <= r.y + r.height + 1
+                  && b.x + b.width / 2 >= r.x && b.x + b.width / 2 <= r.x + r.width);
+                return holder && (b.x < holder.x - 0.5 || b.x + b.width > holder.x + holder.width + 0.5);
+              }).map(t => t.textContent);
+            }"""
+        )
+        assert outside == []
