@@ -68,6 +68,13 @@
     if (form && trigger && trigger !== form && !form.contains(trigger)) {
       syncForm(form, url.searchParams);
     }
+    var header = trigger && trigger.closest && trigger.closest("th[data-sort-key]");
+    if (header) {
+      // A sort header was used: keep the keyboard on that header in the new table.
+      var again = document.querySelector(
+        '#results th[data-sort-key="' + header.getAttribute("data-sort-key") + '"] a');
+      if (again) { again.focus({ preventScroll: true }); }
+    }
     if (trigger && trigger.hasAttribute("data-focus-results")) {
       // "Next page": read on from the top of the new rows, not from the pager at the bottom.
       var results = document.getElementById("results");

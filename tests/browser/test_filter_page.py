@@ -189,6 +189,7 @@ def test_gpu_provider_and_region_are_checkbox_lists_with_a_filter_box(page, cata
     page.wait_for_url(re.compile(r"gpu=h100-sxm"))
     assert "find" not in page.url
     wait_for_rows(page, 4)
+    page.click("details.checklist-group:has(#list-region) > summary")  # the list is folded
     page.fill("#find-region", "europe")
     page.check("#list-region input[value='gcp:europe-west4']")
     page.wait_for_url(re.compile(r"region=gcp%3Aeurope-west4"))
@@ -244,3 +245,34 @@ def test_an_empty_result_names_the_filters_that_emptied_it_and_drops_one(page, c
     page.select_option("#id_nvswitch", "false")
     page.wait_for_url(re.compile(r"nvswitch=false"))
     assert "geo=" not in page.url
+
+
+def test_the_region_list_is_one_tab_stop_until_opened_and_opens_with_a_tick(page, catalog):
+    page.goto("/")
+    group = page.locator("details.checklist-group:has(#list-region)")
+    assert not group.evaluate("d => d.open")
+    assert not page.locator("#list-region input").first.is_visible()
+    # From the summary, one Tab leaves the region list for the next control.
+    page.focus("details.checklist-group:has(#list-region) > summary")
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.closest('#list-region') === null")
+    page.keyboard.press("Shift+Tab")
+    page.keyboard.press("Enter")
+    assert group.evaluate("d => d.open")
+    assert page.locator("#list-region input").first.is_visible()
+    page.goto("/?region=aws:us-east-1")
+    assert page.locator("details.checklist-group:has(#list-region)").evaluate("d => d.open")
+
+
+def test_sorting_keeps_the_keyboard_on_the_header_that_was_used(page, catalog):
+    page.goto("/")
+    page.evaluate("window.scrollTo(0, 400)")
+    header = page.locator("#results th[data-sort-key=gpu_count] a")
+    header.focus()
+    page.keyboard.press("Enter")
+    page.wait_for_url(re.compile(r"sort=gpu_count"))
+    page.wait_for_function(
+        "document.activeElement.closest('th') && "
+        "document.activeElement.closest('th').dataset.sortKey === 'gpu_count'"
+    )
+    assert page.evaluate("window.scrollY") > 0  # not thrown back to the top
