@@ -97,6 +97,14 @@ def test_on_a_phone_the_rows_and_the_text_fit_the_screen(browser, live_server, c
         # The quick choices come before the table, within the first screen.
         box = page.locator("#interconnect-choice").bounding_box()
         assert box["y"] + box["height"] < 844
+        # So does a link down to the filters, which sit below the rows on a phone.
+        jump = page.locator("p.to-filters a")
+        assert jump.is_visible()
+        assert jump.bounding_box()["y"] < 844
+        jump.click()
+        page.wait_for_function(
+            "document.getElementById('filters').getBoundingClientRect().top < 100"
+        )
         for part in ("#what-each-does", "#cost", "#questions"):
             width = page.locator(part).bounding_box()["width"]
             assert width <= 390
