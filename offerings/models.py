@@ -18,6 +18,7 @@ from django.core.exceptions import ValidationError
 from django.core.validators import URLValidator
 from django.db import models
 from django.db.models import F, Q
+from django.db.models.functions import Coalesce, NullIf
 from django.utils import timezone
 from django.utils.translation import get_language
 from django.utils.translation import gettext_lazy as _
@@ -271,6 +272,14 @@ def localized(english: str, chinese: str, language: str | None = None) -> str:
     return chinese if chinese and (language or get_language()) == "zh-hans" else english
 
 
+def localized_field(english: str, chinese: str):
+    """`localized` in SQL, for the active language: the `chinese` column where it is not empty
+    on a Chinese page, else the `english` one."""
+    if get_language() == "zh-hans":
+        return Coalesce(NullIf(chinese, models.Value("")), english)
+    return F(english)
+
+
 class Region(models.Model):
     provider = models.ForeignKey(Provider, on_delete=models.CASCADE, related_name="regions")
     code = models.CharField(max_length=64, help_text="The provider's own region code.")
@@ -303,10 +312,6 @@ class Region(models.Model):
 
     def __str__(self) -> str:
         return f"{self.provider.slug}/{self.code}"
-
-    @property
-    def local_name(self) -> str:
-        return localized(self.name, self.name_zh)
 
 
 class GpuModel(Curated):

@@ -117,6 +117,16 @@ def shown_price(value: Decimal | float | None, currency: str = USD) -> str:
     return _text(Decimal(str(value)).quantize(CENTS, rounding=ROUND_HALF_EVEN), currency)
 
 
+def shown_usd_as(
+    value: Decimal | float | None, currency: str, rates: RateTable, small: bool = False
+) -> str:
+    """A USD figure as a page shows it in `currency`, at that currency's newest reference rate:
+    `shown_price`, or `shown_gpu_hour_price` for a `small` unit cost."""
+    if currency != USD and value is not None:
+        value = rates.display(Decimal(str(value)), currency)
+    return (shown_gpu_hour_price if small else shown_price)(value, currency)
+
+
 def shown_gpu_hour_price(value: Decimal | float | None, currency: str = USD) -> str:
     """A price per GPU-hour (or another small unit cost) as a page shows it: cents from one unit
     up (`$2.99`), three significant figures below it (`$0.853`, `$0.0123`), where cents alone

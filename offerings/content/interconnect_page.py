@@ -142,12 +142,9 @@ def price_ages(listing: ListingQuery) -> PriceAges:
 
 def listing_context(request: HttpRequest) -> tuple[dict, int] | HttpResponse:
     """The filter page's context (`offerings.table.views.listing_context`) for the preset query, with
-    this page's badges and quick choices, and its parsed listing as `listing` (None when invalid);
-    an export answers at once."""
-    parsed = {}
+    this page's badges and quick choices; an export answers at once."""
 
     def badges(rows, listing) -> None:
-        parsed["listing"] = listing
         with_interconnect_badges(rows, listing.parameters.bases)
 
     built = listing_views.listing_context(request, causes=empty_result_causes, decorate=badges)
@@ -160,7 +157,6 @@ def listing_context(request: HttpRequest) -> tuple[dict, int] | HttpResponse:
             "interconnect_empty": gettext("NVLink or InfiniBand (this page's default)"),
             "interconnect_choices": interconnect_choices(),
             "interconnect_current": request.GET.get(PRESET[0]),
-            "listing": parsed.get("listing"),
         }
     )
     return context, status

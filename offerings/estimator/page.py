@@ -28,7 +28,7 @@ from offerings.estimator.calibration import (
 from offerings.estimator.collectives import intra_link
 from offerings.estimator.core import GIB, InstanceSpec
 from offerings.estimator.phrases import FieldError, Language, Phrase
-from offerings.money import RateTable, shown_gpu_hour_price
+from offerings.money import RateTable, shown_gpu_hour_price, shown_usd_as
 
 NODE_CHOICES = (1, 2, 4, 8, 16, 32)
 
@@ -65,17 +65,11 @@ def format_usd(value: float | None) -> str:
     return shown_gpu_hour_price(value)
 
 
-def money_formatter(currency: str, rates: RateTable | None = None) -> Callable[[Any], str]:
+def money_formatter(currency: str, rates: RateTable) -> Callable[[Any], str]:
     """`format_usd`, or the same in `currency` at its newest reference rate."""
     if currency == "USD":
         return format_usd
-    rates = rates or RateTable()
-
-    def shown(value: float | None) -> str:
-        usd = None if value is None else Decimal(str(value))
-        return shown_gpu_hour_price(rates.display(usd, currency), currency)
-
-    return shown
+    return lambda value: shown_usd_as(value, currency, rates, small=True)
 
 
 def format_share(value: float | None) -> str:

@@ -20,7 +20,7 @@ from django.core.paginator import Page
 from django.http import HttpRequest, HttpResponse, JsonResponse, QueryDict
 from django.shortcuts import render
 from django.urls import reverse
-from django.utils.translation import get_language, gettext
+from django.utils.translation import gettext
 from django.views.decorators.http import require_safe
 
 from offerings.estimator.chart import CHART_INSTANCES, efficiency_chart
@@ -61,7 +61,7 @@ from offerings.estimator.ranking import (
     ranked_results,
 )
 from offerings.models import InstanceType
-from offerings.money import RateTable, display_currency
+from offerings.money import RateTable
 from offerings.table.parameters import (
     ListingQuery,
     invalid_parameters,
@@ -69,8 +69,10 @@ from offerings.table.parameters import (
     parse_instance_ids,
     parse_listing_query,
 )
+from offerings.table.reference import listing_reference
 from offerings.table.rows import attach_row_offers
 from offerings.web.caching import absolute_url, cached_response
+from offerings.web.context import request_currency
 
 #: Listing options that mean nothing here (the ranking is fixed): ignored. `page` and
 #: `page_size` are read as `/api/instances` reads them; `currency` is the page's money (the API
@@ -303,7 +305,7 @@ def page_context(
         "calibration": calibration_rows(),
         "uncalibrated": {link_label(k): gettext(v) for k, v in UNCALIBRATED_KINDS.items()},
         "api_url": f"{reverse('api-estimate')}?{request.GET.urlencode()}",
-        "currency": display_currency(request.GET.get("currency"), get_language()),
+        "currency": request_currency(request),
     }
     if run is None:
         return context
@@ -311,7 +313,7 @@ def page_context(
     inference = not job.is_training
     results = run.data["results"]  # every result, ranked; the page shows run.page of them
 
-    money = money_formatter(context["currency"])
+    money = money_formatter(context["currency"], listing_reference(request).rates)
 
     def shown(result: dict[str, Any]) -> dict[str, Any]:
         key = (result["instance"]["id"], result["nodes"])

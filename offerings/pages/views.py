@@ -9,7 +9,7 @@ from django.http import Http404, HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
-from django.utils.translation import get_language, gettext
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_POST, require_safe
 from django_ratelimit.decorators import ratelimit
@@ -21,7 +21,7 @@ from offerings.models import (
     Provider,
     ScrapeRun,
 )
-from offerings.money import RateTable, display_currency
+from offerings.money import RateTable
 from offerings.pages.comparison import compare_table
 from offerings.pages.diagrams import NARROW, price_history_svg, topology_svg
 from offerings.pages.forms import CorrectionForm
@@ -39,6 +39,7 @@ from offerings.table.rows import (
     with_display_prices,
 )
 from offerings.web.caching import cached_response, render_limited
+from offerings.web.context import request_currency
 
 
 def _detail_context(
@@ -134,11 +135,6 @@ def report_correction(request: HttpRequest, provider: str, slug: str) -> HttpRes
     report.save()
     url = reverse("offerings:instance-detail", kwargs={"provider": provider, "slug": slug})
     return redirect(f"{url}?reported=1#report")
-
-
-def request_currency(request: HttpRequest) -> str:
-    """The currency this page shows its prices in (`currency`, else the language's default)."""
-    return display_currency(request.GET.get("currency"), get_language())
 
 
 @require_safe

@@ -8,7 +8,6 @@ from decimal import Decimal, InvalidOperation
 from django.db.models import FETCH_PEERS, Q, prefetch_related_objects
 from django.http import HttpRequest, HttpResponse, JsonResponse, QueryDict
 from django.shortcuts import render
-from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_safe
 
@@ -23,7 +22,7 @@ from offerings.models import (
     listing_prefetches,
     undated_last,
 )
-from offerings.money import RateTable, display_currency
+from offerings.money import RateTable
 from offerings.planner import core
 from offerings.planner.jobs import JOB_PARAMETERS, Job, estimate_shapes, parse_job
 from offerings.purchase import purchase_modes_of
@@ -35,8 +34,10 @@ from offerings.table.parameters import (
     offer_condition,
     parse_listing_query,
 )
+from offerings.table.reference import listing_reference
 from offerings.table.rows import detail_path, money
 from offerings.web.caching import absolute_url, cached_response
+from offerings.web.context import request_currency
 
 PLAN_PARAMETERS = frozenset({"gpus", "max_price_per_hour"})
 
@@ -271,8 +272,8 @@ def plan_page(request: HttpRequest) -> HttpResponse:
         "page": page,
         "feasible": sum(1 for shape in page.paginator.object_list if shape.feasible) if page else 0,
         "modes": [(value, MODE_LABELS[value]) for value in estimator.MODES],
-        "currency": display_currency(request.GET.get("currency"), get_language()),
+        "currency": request_currency(request),
     }
-    if context["currency"] != "USD":
-        context["rates"] = RateTable()
+    if context["currency"] != "USD":  # the rates convert the USD figures (`usd_as`)
+        context["rates"] = listing_reference(request).rates
     return render(request, "planner/plan.html", context, status=400 if query.errors else 200)

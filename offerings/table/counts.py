@@ -7,11 +7,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from django.contrib.postgres.aggregates import ArrayAgg
-from django.db.models import Count, Exists, F, Q, Value
-from django.db.models.functions import Coalesce, NullIf
-from django.utils.translation import get_language
+from django.db.models import Count, Exists, Q
 
-from offerings.models import FabricTechnology, InstanceType, OfferKind
+from offerings.models import FabricTechnology, InstanceType, OfferKind, localized_field
 from offerings.table.parameters import (
     ListingParameters,
     ListingQuery,
@@ -51,13 +49,6 @@ class PriceTests:
         return Q(**{name: True})
 
 
-def provider_name():
-    """The row's provider by the name a reader of the page's language knows it by."""
-    if get_language() == "zh-hans":
-        return Coalesce(NullIf("provider__name_zh", Value("")), "provider__name")
-    return F("provider__name")
-
-
 def count_aggregates(parameters: ListingParameters, tests: PriceTests) -> dict:
     """Every figure of the filter page's counts, as aggregates over the rows the row parameters
     but `fabric` keep; the price conditions they read are added to `tests`."""
@@ -69,6 +60,7 @@ def count_aggregates(parameters: ListingParameters, tests: PriceTests) -> dict:
     reporting = tests.rows_with(reported if others is None else others & reported)
     known = fabric & other_prices & reporting
     kind_others = offer_condition(parameters, without="price_kind")
+    provider_name = localized_field("provider__name", "provider__name_zh")
 
     def of_kind(kind: str) -> Q:
         """Rows with a matching price of this kind, the other price conditions kept."""
@@ -87,7 +79,7 @@ def count_aggregates(parameters: ListingParameters, tests: PriceTests) -> dict:
         "availability:total": Count("pk", filter=fabric & other_prices),
         "availability:known": Count("pk", filter=known),
         "availability:providers": ArrayAgg(
-            provider_name(), filter=known, distinct=True, order_by=provider_name(), default=[]
+            provider_name, filter=known, distinct=True, order_by=provider_name, default=[]
         ),
     }
 

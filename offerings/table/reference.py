@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal
 
+from django.conf import settings
 from django.db.models import CharField, F, Value
 from django.db.models.functions import Cast
 from django.http import HttpRequest
@@ -116,13 +117,10 @@ def read_reference() -> ListingReference:
                     for slug, code, *names in regions
                 ],
             }
-            for language in LANGUAGES
+            for language, _name in settings.LANGUAGES
         },
         rates=RateTable(rates),
     )
-
-
-LANGUAGES = ("en", "zh-hans")
 
 
 def region_label(

@@ -193,6 +193,7 @@ def listing_context(
         feed_query.pop(name, None)
     empty = page is not None and page.paginator.count == 0
     context = {
+        "listing": listing if listing.is_valid else None,
         "form": form,
         "errors": listing.errors,
         "compare_ids": compare_ids,

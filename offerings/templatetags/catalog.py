@@ -10,7 +10,7 @@ from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 
 from offerings import platform
-from offerings.money import shown_gpu_hour_price, shown_price
+from offerings.money import shown_gpu_hour_price, shown_price, shown_usd_as
 from offerings.table.reference import CHOICE_FIELDS, listing_reference
 from offerings.web import relative_time
 from offerings.web.caching import versioned_value
@@ -34,11 +34,9 @@ def gpu_hour_price(value: Decimal | None, currency: str = "USD") -> str:
 def usd_as(context, value, per_gpu_hour: bool = False) -> str:
     """A USD figure in the page's `currency`, at the newest reference rate of the context's
     `rates` (a page that shows another currency passes them)."""
-    currency = context.get("currency", "USD")
-    if currency != "USD" and value is not None:
-        value = context["rates"].display(Decimal(str(value)), currency)
-    show = shown_gpu_hour_price if per_gpu_hour else shown_price
-    return show(value, currency)
+    return shown_usd_as(
+        value, context.get("currency", "USD"), context.get("rates"), small=per_gpu_hour
+    )
 
 
 @register.filter
