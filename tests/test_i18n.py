@@ -316,9 +316,17 @@ BAD_JOBS = [
         "params_b=7&mode=train-ddp&mfu=0.0001",
         [("mfu", "Must be at least %(n)s.", {"n": "0.001"})],
     ),
+    (
+        "params_b=7&mode=train-ddp&" + "&".join(f"gpus={n}" for n in range(1, 34)),
+        [("gpus", "Give at most %(n)s GPU counts.", {"n": "32"})],
+    ),
+    (
+        "params_b=7&mode=train-ddp&gpus=8&nodes=2",
+        [("gpus", "Give node counts or GPU counts, not both.", {})],
+    ),
 ]
 #: (API, page) of each surface that takes a job, and the bad jobs it answers: the planner ignores
-#: `nodes` (it decides the node count) and has no mfu floor.
+#: `nodes` (it decides the node count), reads `gpus` as its own request and has no mfu floor.
 JOB_SURFACES = {
     "estimate": ("/api/estimate?", "/estimate/?"),
     "plan": ("/api/plan?gpus=8&", "/plan/?gpus=8&"),
@@ -328,7 +336,7 @@ JOB_CASES = [
     *[
         ("plan", query, [item for item in expected if item[0] != "nodes"])
         for query, expected in BAD_JOBS
-        if "mfu=0.0001" not in query
+        if "mfu=0.0001" not in query and "gpus=" not in query
     ],
 ]
 

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from datetime import date
+from decimal import Decimal
+
 import pytest
 
-from offerings.models import Fabric, GpuModel
+from offerings.models import ExchangeRate, Fabric, GpuModel
 
 pytestmark = pytest.mark.usefixtures("catalog")
 
@@ -196,10 +199,11 @@ def test_a_training_job_that_does_not_fit_says_so_and_ranks_after_the_costed(cli
     assert all(item["cost_per_billion_tokens_usd"] is None for item in body["results"])
     assert all("GiB per GPU" in item["job_reason"] for item in body["results"])
     html = client.get("/plan/?gpus=16&gpu=h100-sxm&params_b=70&mode=train-ddp").content.decode()
-    assert "The job does not fit this shape:" in html
-    assert "efficient" not in html.split('id="results"', 1)[1]
+    results = html.split('id="results"', 1)[1]
+    assert results.count('class="job-reason"') == len(body["results"])
+    assert "GiB per GPU" in results
     chinese = client.get("/zh-hans/plan/?gpus=16&gpu=h100-sxm&params_b=70&mode=train-ddp")
-    assert "The job does not fit" not in chinese.content.decode()
+    assert "GiB per GPU" not in chinese.content.decode()
     # 7B sharded fits: costed shapes come before the shapes it does not fit.
     mixed = plan(client, "gpus=16&gpu=h100-sxm&params_b=7&mode=train-fsdp")["results"]
     feasible = [item for item in mixed if item["feasible"]]
@@ -324,3 +328,100 @@ def test_a_dated_price_stands_over_a_cheaper_undated_one_of_the_same_kind(client
     on_demand = next(s for s in shapes["ib.8x"] if s["price_kind"] == "on-demand")
     assert on_demand["price_per_hour_usd"] == 2 * 24.00
     assert on_demand["region"] != "xx-undated-1"
+
+
+def test_cannot_be_booked_self_serve_and_does_not_fit_are_separate_answers(client):
+    # 1,024 GPUs of ib.8x take 128 nodes, beyond its stated 64: not bookable self-serve. A 7B
+    # model still fits it, so the job's figures stand, and the reason is the booking's alone.
+    body = plan(client, "gpus=1024&gpu=h100-sxm&provider=aws&params_b=7&mode=train-fsdp")
+    (ib,) = [i for i in body["results"] if i["instance"]["name"] == "ib.8x"]
+    assert ib["feasible"] is False
+    assert "largest self-serve cluster is 64" in ib["reason"]
+    assert ib["fits"] is True
+    assert ib["job_reason"] is None
+    assert ib["step_s"] > 0
+    assert ib["cost_per_billion_tokens_usd"] > 0
+    # A model that does not fit in memory says so in job_reason, never with a booking reason.
+    big = plan(client, "gpus=1024&gpu=h100-sxm&provider=aws&params_b=70&mode=train-ddp")
+    (ib,) = [i for i in big["results"] if i["instance"]["name"] == "ib.8x"]
+    assert ib["fits"] is False
+    assert "GiB per GPU" in ib["job_reason"]
+    assert "self-serve" not in ib["job_reason"]
+    assert "nodes" not in ib["job_reason"]
+    html = client.get(
+        "/plan/?gpus=1024&gpu=h100-sxm&provider=aws&params_b=7&mode=train-fsdp"
+    ).content.decode()
+    row = html.split("<code>ib.8x</code>", 1)[1].split("</tr>", 1)[0]
+    assert 'class="plan-reason">needs 128 nodes' in row
+    assert 'class="job-reason"' not in row
+
+
+def test_tokens_total_gives_each_training_shape_its_run_time_and_cost(client):
+    body = plan(
+        client,
+        "gpus=16&gpu=h100-sxm&params_b=7&mode=train-fsdp&tokens_per_step=4194304"
+        "&tokens_total=1000000000000",
+    )
+    assert body["assumptions"]["tokens_total"] == 10**12
+    (ib,) = [
+        i
+        for i in body["results"]
+        if i["instance"]["name"] == "ib.8x" and i["price_kind"] == "on-demand"
+    ]
+    steps = -(-(10**12) // 4194304)  # whole steps
+    assert ib["run_hours"] == pytest.approx(steps * ib["step_s"] / 3600, rel=1e-5)
+    assert ib["run_cost_usd"] == pytest.approx(ib["run_hours"] * ib["price_per_hour_usd"], rel=1e-5)
+    # The run costs what a billion tokens costs, a thousand times over (up to the last step).
+    assert ib["run_cost_usd"] == pytest.approx(ib["cost_per_billion_tokens_usd"] * 1000, rel=1e-3)
+    (mystery,) = [i for i in body["results"] if i["instance"]["name"] == "mystery.8x"]
+    assert mystery["run_cost_usd"] is None  # no price on record
+    # Without tokens_total the fields are absent; the page shows the run in both languages.
+    plain = plan(client, "gpus=16&gpu=h100-sxm&params_b=7&mode=train-fsdp")
+    assert "run_hours" not in plain["results"][0]
+    for prefix in ("", "/zh-hans"):
+        html = client.get(
+            f"{prefix}/plan/?gpus=16&gpu=h100-sxm&params_b=7&mode=train-fsdp"
+            "&tokens_total=1000000000000&currency=USD"
+        ).content.decode()
+        assert 'data-label="' in html
+        assert '<table class="plan-table">' in html
+        cost = f"${ib['run_cost_usd']:,.2f}"
+        assert cost in html
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "gpus=8&tokens_total=1000",  # no job
+        "gpus=8&params_b=7&mode=inference&tokens_total=1000",  # not training
+        "gpus=8&params_b=7&mode=train-fsdp&tokens_total=0",
+        "gpus=8&params_b=7&mode=train-fsdp&tokens_total=1e12",
+        "gpus=8&params_b=7&mode=train-fsdp&tokens_total=" + "9" * 5000,
+    ],
+)
+def test_a_bad_run_length_is_a_400_naming_it(client, query):
+    response = client.get(f"/api/plan?{query}")
+    assert response.status_code == 400
+    assert "tokens_total" in response.json()["fields"]
+    if "mode=" in query:  # the page reads a run length only with a job chosen
+        assert client.get(f"/plan/?{query}").status_code == 400
+
+
+def test_the_planner_results_are_a_table_with_the_totals_in_the_pages_currency(client):
+    ExchangeRate.objects.create(
+        currency="CNY",
+        rate_date=date(2025, 10, 21),
+        usd_per_unit=Decimal("0.125"),
+        source_url="https://www.ecb.europa.eu/stats/eurofxref/",
+    )
+    html = client.get("/zh-hans/plan/?gpus=16&gpu=h100-sxm").content.decode()
+    table = html.split('<table class="plan-table">', 1)[1].split("</table>", 1)[0]
+    headers = table.split("</thead>", 1)[0]
+    for heading in ("GPUs", "Region"):
+        assert heading not in headers  # said in Chinese
+    assert table.count("<tr") == 1 + len(plan(client, "gpus=16&gpu=h100-sxm")["results"])
+    assert "¥384.00" in table  # CNY by default on the Chinese site: 2 x 24.00 / 0.125
+    usd = client.get("/zh-hans/plan/?gpus=16&gpu=h100-sxm&currency=USD").content.decode()
+    assert "$48.00" in usd  # 2 nodes x 24.00
+    assert 'name="currency" value="USD"' in usd  # the form keeps the choice
+    assert "/instances/aws/ib-8x/?currency=USD" in usd

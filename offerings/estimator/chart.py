@@ -1,4 +1,5 @@
-"""The estimator page's SVG chart: efficiency against node count for the top-ranked instances.
+"""The estimator page's SVG chart: efficiency against GPU count (or node count, when the job
+names node counts) for the top-ranked instances.
 
 Server-rendered: `efficiency_chart` computes every coordinate and label, and
 templates/estimator/estimate.html only draws them (no script, no style attribute).
@@ -9,14 +10,19 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from offerings.estimator.core import InstanceSpec, Job
 from offerings.estimator.page import format_share
 
 CHART_INSTANCES = 6
 CHART = {"width": 680, "left": 56, "right": 16, "top": 16, "plot_height": 220, "bottom": 44}
 
 
-def efficiency_chart(results: list[dict[str, Any]], nodes: tuple[int, ...]) -> dict | None:
-    """Geometry of the SVG chart of efficiency against node count for the top instances."""
+def efficiency_chart(
+    results: list[dict[str, Any]], job: Job, specs: dict[Any, InstanceSpec]
+) -> dict | None:
+    """Geometry of the SVG chart of efficiency against the job's columns (GPU counts, or node
+    counts) for the top instances."""
+    nodes = job.columns
     top: list[Any] = []
     for result in results:
         instance_id = result["instance"]["id"]
@@ -60,16 +66,22 @@ def efficiency_chart(results: list[dict[str, Any]], nodes: tuple[int, ...]) -> d
             key=lambda r: r["nodes"],
         )
         instance = rows[0]["instance"]
-        points = [
-            {
-                "x": x(r["nodes"]),
-                "y": y(r["efficiency"]),
-                "fits": r["fits"],
-                "nodes": r["nodes"],
-                "efficiency": format_share(r["efficiency"]),
-            }
-            for r in rows
-        ]
+        per_node = specs[instance_id].gpu_count
+        points = sorted(
+            (
+                {
+                    "x": x(column),
+                    "y": y(r["efficiency"]),
+                    "fits": r["fits"],
+                    "column": column,
+                    "nodes": r["nodes"],
+                    "efficiency": format_share(r["efficiency"]),
+                }
+                for r in rows
+                for column in job.columns_of(r["nodes"], per_node)
+            ),
+            key=lambda point: point["column"],
+        )
         series.append(
             {
                 "index": index,
@@ -93,6 +105,7 @@ def efficiency_chart(results: list[dict[str, Any]], nodes: tuple[int, ...]) -> d
         "y_label_x": 14,
         "y_label_y": top_margin + plot_height / 2,
         "x_ticks": [{"x": x(n), "label": n} for n in nodes],
+        "by_gpus": bool(job.gpus),
         "y_floor": f"{floor:.0%}",
         "y_ticks": [
             {"y": y(v), "label": f"{v:.0%}"}

@@ -61,11 +61,13 @@ from offerings.estimator.phrases import (
     CHOOSE_ONE,
     GIVE_ONCE,
     GREATER_THAN,
+    NODES_OR_GPUS,
     NOT_A_NUMBER,
     NOT_A_WHOLE_NUMBER,
     NOT_WHOLE,
     OUT_OF_RANGE,
     REQUIRED,
+    TOO_MANY_GPU_COUNTS,
     TOO_MANY_NODES,
     FieldError,
     Phrase,
@@ -358,10 +360,31 @@ class Job:
     batch: int = 1
     kv_bytes_per_token: int = 327_680
     micro_batch_tokens: int = MICRO_BATCH_TOKENS
+    #: GPU counts wanted (`gpus`): when given, each instance is estimated at the node counts
+    #: that reach them, ceil(GPUs / GPUs per node), instead of at `nodes`.
+    gpus: tuple[int, ...] = ()
 
     @property
     def params(self) -> float:
         return self.params_b * 1e9
+
+    def node_counts(self, gpu_count: int) -> tuple[int, ...]:
+        """The node counts an instance of `gpu_count` GPUs is estimated at, ascending: `nodes`,
+        or with `gpus` the smallest count reaching each (two GPU counts may need the same)."""
+        if not self.gpus:
+            return self.nodes
+        return tuple(sorted({max(1, math.ceil(g / gpu_count)) for g in self.gpus}))
+
+    @property
+    def columns(self) -> tuple[int, ...]:
+        """What the page's summary and chart are drawn against: GPU counts, or node counts."""
+        return self.gpus or self.nodes
+
+    def columns_of(self, nodes: int, gpu_count: int) -> tuple[int, ...]:
+        """The columns a result of `nodes` nodes of `gpu_count` GPUs stands for."""
+        if not self.gpus:
+            return (nodes,)
+        return tuple(g for g in self.gpus if max(1, math.ceil(g / gpu_count)) == nodes)
 
     def micro_batches(self, gpus: int) -> int:
         """k = max(1, ceil(tokens_per_step / (gpus x micro_batch_tokens))), in integers."""
@@ -467,7 +490,9 @@ _SINGLE_KEYS = (
     "kv_bytes_per_token",
     "micro_batch_tokens",
 )
-JOB_KEYS: tuple[str, ...] = (*_SINGLE_KEYS, "nodes")
+JOB_KEYS: tuple[str, ...] = (*_SINGLE_KEYS, "nodes", "gpus")
+GPUS_MAX = 65_536
+GPU_COUNTS_MAX = 32
 
 
 def _parse_float(text: str) -> float | None:
@@ -493,7 +518,8 @@ def parse_job(
     `params` maps each name to all its values (Django: `{k: request.GET.getlist(k) for k in
     request.GET}`). Only the estimator's own names are read (JOB_KEYS); filter parameters and
     `ids` are the view's. An empty value means "absent" (the no-JS form sends every field);
-    `nodes` repeats, every other name given twice is invalid. Never raises.
+    `nodes` and `gpus` repeat (one or the other), every other name given twice is invalid.
+    Never raises.
 
     Each message is a `FieldError` (offerings.estimator.phrases): a msgid and its values, whose
     string is the API's English; a page says it in its language from the same msgid.
@@ -562,21 +588,32 @@ def parse_job(
         "micro_batch_tokens", MICRO_BATCH_TOKENS, 1, MICRO_BATCH_TOKENS_MAX
     )
 
+    def counts(name: str, given: list[str], high: int, most: int, too_many: str):
+        """A repeated count (`nodes`, `gpus`): each a whole number from 1 to `high`, at most
+        `most` different ones, ascending."""
+        parsed: set[int] = set()
+        for text in given:
+            value = _parse_int(text)
+            if value is None:
+                error(name, NOT_WHOLE, n=repr(text[:20]))
+            elif not 1 <= value <= high:
+                error(name, OUT_OF_RANGE, n=value, m=high)
+            else:
+                parsed.add(value)
+        if len(parsed) > most:
+            error(name, too_many, n=most)
+        return tuple(sorted(parsed))
+
     nodes: tuple[int, ...] = (1, 2, 4, 8, 16)
     given_nodes = [v for v in params.get("nodes", ()) if v.strip() != ""]
     if given_nodes:
-        parsed: set[int] = set()
-        for text in given_nodes:
-            value = _parse_int(text)
-            if value is None:
-                error("nodes", NOT_WHOLE, n=repr(text[:20]))
-            elif not 1 <= value <= NODES_MAX:
-                error("nodes", OUT_OF_RANGE, n=value, m=NODES_MAX)
-            else:
-                parsed.add(value)
-        if len(parsed) > NODES_VALUES_MAX:
-            error("nodes", TOO_MANY_NODES, n=NODES_VALUES_MAX)
-        nodes = tuple(sorted(parsed))
+        nodes = counts("nodes", given_nodes, NODES_MAX, NODES_VALUES_MAX, TOO_MANY_NODES)
+    gpus: tuple[int, ...] = ()
+    given_gpus = [v for v in params.get("gpus", ()) if v.strip() != ""]
+    if given_gpus and given_nodes:
+        error("gpus", NODES_OR_GPUS)
+    elif given_gpus:
+        gpus = counts("gpus", given_gpus, GPUS_MAX, GPU_COUNTS_MAX, TOO_MANY_GPU_COUNTS)
 
     if errors or params_b is None or mode is None:
         return None, errors
@@ -593,6 +630,7 @@ def parse_job(
             batch=batch or 1,
             kv_bytes_per_token=kv_bytes_per_token or 327_680,
             micro_batch_tokens=micro_batch_tokens or MICRO_BATCH_TOKENS,
+            gpus=gpus,
         ),
         {},
     )

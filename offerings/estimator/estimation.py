@@ -561,7 +561,8 @@ def assumptions(job: Job, constants: Constants = DEFAULT_CONSTANTS) -> dict[str,
         "mode": job.mode,
         "bytes_per_param": job.bytes_per_param,
         "tokens_per_step": job.tokens_per_step,
-        "nodes": list(job.nodes),
+        "nodes": list(job.nodes) if not job.gpus else None,
+        "gpus": list(job.gpus) or None,
         "mfu": job.mfu,
         "overlap": job.overlap,
         "context_tokens": job.context_tokens,
@@ -600,10 +601,12 @@ def estimate(
     results: list[EstimateResult] = []
     for instance in instances:
         if job.is_training:
-            rows = [_training_row(instance, job, n, constants) for n in job.nodes]
+            counts = job.node_counts(instance.gpu_count)
+            rows = [_training_row(instance, job, n, constants) for n in counts]
             results.extend(_training_verdicts(rows, constants))
         else:
-            rows = [estimate_inference(instance, job, n, constants) for n in job.nodes]
+            counts = job.node_counts(instance.gpu_count)
+            rows = [estimate_inference(instance, job, n, constants) for n in counts]
             results.append(choose_inference_row(rows))
     results.sort(key=lambda row: rank_key(row, inference=not job.is_training))
     return Estimate(results=tuple(results), assumptions=assumptions(job, constants))

@@ -5,6 +5,8 @@ from __future__ import annotations
 from offerings.estimator.core import (
     BATCH_MAX,
     CONTEXT_TOKENS_MAX,
+    GPU_COUNTS_MAX,
+    GPUS_MAX,
     KV_BYTES_MAX,
     MICRO_BATCH_TOKENS,
     MICRO_BATCH_TOKENS_MAX,
@@ -88,6 +90,21 @@ def estimate_parameters(listing: list[dict]) -> list[dict]:
                     "default": [1, 2, 4, 8, 16],
                 },
                 "Node counts to estimate, one repeated key each.",
+            ),
+            "style": "form",
+            "explode": True,
+        },
+        {
+            **_query(
+                "gpus",
+                {
+                    "type": "array",
+                    "items": {"type": "integer", "minimum": 1, "maximum": GPUS_MAX},
+                    "maxItems": GPU_COUNTS_MAX,
+                },
+                "GPU counts wanted, one repeated key each, instead of nodes (not both): each "
+                "instance is estimated at ceil(GPUs / its GPUs per node) nodes for each count, "
+                "as /api/plan counts them.",
             ),
             "style": "form",
             "explode": True,

@@ -26,11 +26,15 @@ from offerings.estimator.calibration import (
     calibration_report,
 )
 from offerings.estimator.collectives import intra_link
-from offerings.estimator.core import GIB, InstanceSpec
+from offerings.estimator.core import GIB, InstanceSpec, Job
 from offerings.estimator.phrases import FieldError, Language, Phrase
 from offerings.money import RateTable, shown_gpu_hour_price, shown_usd_as
 
 NODE_CHOICES = (1, 2, 4, 8, 16, 32)
+#: The page asks for GPUs, as the planner does: these are its choices, and the ones ticked
+#: when the query names neither GPUs nor nodes (one to sixteen 8-GPU nodes).
+GPU_CHOICES = (8, 16, 32, 64, 128, 256, 512, 1024)
+DEFAULT_GPUS = ("8", "16", "32", "64", "128")
 
 _NODE_COUNT = re.compile(r"\d{1,4}", re.ASCII)
 
@@ -240,14 +244,15 @@ def result_segments(rows: Iterable[dict[str, Any]], training: bool) -> list[dict
 
 
 def interconnect_summary(
-    results: list[dict[str, Any]], specs: Mapping[Any, InstanceSpec], nodes: Iterable[int]
+    results: list[dict[str, Any]], specs: Mapping[Any, InstanceSpec], job: Job
 ) -> list[dict[str, Any]]:
-    """Best efficiency each (link inside, fabric between) pair reaches at each node count.
+    """Best efficiency each (link inside, fabric between) pair reaches at each of the job's
+    columns (GPU counts when the job names them, else node counts).
 
     Rows that do not fit or cannot be booked at that size count too: this shows what the links
-    allow. Ordered by the efficiency at the largest node count, best first.
+    allow. Ordered by the efficiency at the largest column, best first.
     """
-    nodes = list(nodes)
+    columns = list(job.columns)
     groups: dict[tuple[str, str], dict[str, Any]] = {}
     for result in results:
         if result["efficiency"] is None:
@@ -265,14 +270,15 @@ def interconnect_summary(
             },
         )
         best = group["best"]
-        best[result["nodes"]] = max(best.get(result["nodes"], 0.0), result["efficiency"])
+        for column in job.columns_of(result["nodes"], spec.gpu_count):
+            best[column] = max(best.get(column, 0.0), result["efficiency"])
         group["instances"].add(result["instance"]["id"])
         bandwidth = result["inter_gbytes_per_s_per_gpu"]
         if bandwidth is not None:
             group["fabric_bw"] = max(group["fabric_bw"] or 0.0, bandwidth)
     summary = []
     for group in groups.values():
-        cells = [group["best"].get(n) for n in nodes]
+        cells = [group["best"].get(n) for n in columns]
         summary.append(
             {
                 "label": group["label"],
@@ -454,17 +460,17 @@ MODE_LABELS = {
 }
 EXAMPLES = (
     (
-        _("70B parameters, bf16, fully sharded, 4,194,304 tokens per step, 1-16 nodes"),
+        _("70B parameters, bf16, fully sharded, 4,194,304 tokens per step, 8 to 128 GPUs"),
         "params_b=70&mode=train-fsdp&bytes_per_param=2&tokens_per_step=4194304"
-        "&nodes=1&nodes=2&nodes=4&nodes=8&nodes=16",
+        "&gpus=8&gpus=16&gpus=32&gpus=64&gpus=128",
     ),
     (
-        _("70B inference, 32k context, one node"),
-        "params_b=70&mode=inference&context_tokens=32768&batch=1&nodes=1",
+        _("70B inference, 32k context, up to 8 GPUs"),
+        "params_b=70&mode=inference&context_tokens=32768&batch=1&gpus=8",
     ),
     (
-        _("8B, data parallel, on PCIe-only nodes vs NVLink nodes"),
-        "params_b=8&mode=train-ddp&gpu_count_min=2&nodes=1&nodes=2&nodes=4",
+        _("8B, data parallel, on PCIe-only nodes vs NVLink nodes, 8 to 32 GPUs"),
+        "params_b=8&mode=train-ddp&gpu_count_min=2&gpus=8&gpus=16&gpus=32",
     ),
 )
 
@@ -486,26 +492,45 @@ def job_inputs(
     ]
 
 
-def node_choices(query: QueryDict) -> list[dict[str, Any]]:
-    """Checkboxes for NODE_CHOICES plus any other node count the link carried."""
-    sent = [value.strip() for value in query.getlist("nodes") if value.strip()]
-    checked = set(sent) if sent else {"1", "2", "4", "8", "16"}
-    values = [str(n) for n in NODE_CHOICES]
+def count_choices(query: QueryDict) -> tuple[str, list[dict[str, Any]]]:
+    """The form's size question: GPU counts (GPU_CHOICES plus any other count the link
+    carried), or node counts when the link names nodes (as /api/estimate's links do)."""
+    name, choices = "gpus", GPU_CHOICES
+    sent = [value.strip() for value in query.getlist("gpus") if value.strip()]
+    if not sent and any(value.strip() for value in query.getlist("nodes")):
+        name, choices = "nodes", NODE_CHOICES
+        sent = [value.strip() for value in query.getlist("nodes") if value.strip()]
+    checked = set(sent) if sent else set(DEFAULT_GPUS)
+    values = [str(n) for n in choices]
     values += [v for v in dict.fromkeys(sent) if v not in values and _NODE_COUNT.fullmatch(v)]
-    return [{"value": value, "checked": value in checked} for value in values]
+    return name, [{"value": value, "checked": value in checked} for value in values]
+
+
+def with_default_gpus(query: QueryDict) -> QueryDict:
+    """The page's query with its default GPU counts when it names neither GPUs nor nodes (the
+    API's default stays node counts)."""
+    if any(value.strip() for name in ("gpus", "nodes") for value in query.getlist(name)):
+        return query
+    query = query.copy()
+    query.setlist("gpus", list(DEFAULT_GPUS))
+    return query
 
 
 def job_assumptions(assumptions: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Each job parameter the estimate used: its name, its form label, its value (and meaning)."""
     labels = {name: label for name, label, *_rest in (*JOB_FIELDS, *INFERENCE_FIELDS)}
-    labels |= {"mode": _("What to estimate"), "nodes": _("Node counts to estimate")}
+    labels |= {
+        "mode": _("What to estimate"),
+        "nodes": _("Node counts to estimate"),
+        "gpus": _("GPUs wanted"),
+    }
     rows = []
     for name in (
         "params_b",
         "mode",
         "bytes_per_param",
         "tokens_per_step",
-        "nodes",
+        "gpus" if assumptions.get("gpus") else "nodes",
         "mfu",
         "overlap",
         "context_tokens",
@@ -518,7 +543,7 @@ def job_assumptions(assumptions: Mapping[str, Any]) -> list[dict[str, Any]]:
             {
                 "name": name,
                 "label": labels[name],
-                "value": ", ".join(map(str, value)) if name == "nodes" else value,
+                "value": ", ".join(map(str, value)) if name in ("nodes", "gpus") else value,
                 "meaning": MODE_LABELS.get(value) if name == "mode" else None,
             }
         )

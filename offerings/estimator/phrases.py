@@ -215,6 +215,8 @@ CHOOSE_ONE = gettext_noop("Choose one of: %(n)s.")
 NOT_WHOLE = gettext_noop("%(n)s is not a whole number.")
 OUT_OF_RANGE = gettext_noop("%(n)s is out of range: each must be 1 to %(m)s.")
 TOO_MANY_NODES = gettext_noop("Give at most %(n)s node counts.")
+TOO_MANY_GPU_COUNTS = gettext_noop("Give at most %(n)s GPU counts.")
+NODES_OR_GPUS = gettext_noop("Give node counts or GPU counts, not both.")
 FIELD_MESSAGES = (
     GIVE_ONCE,
     REQUIRED,
@@ -227,6 +229,8 @@ FIELD_MESSAGES = (
     NOT_WHOLE,
     OUT_OF_RANGE,
     TOO_MANY_NODES,
+    TOO_MANY_GPU_COUNTS,
+    NODES_OR_GPUS,
 )
 
 

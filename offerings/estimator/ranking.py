@@ -184,7 +184,8 @@ def _hardware_results(
     """(nodes, fits, step s, and rounded: step s, efficiency, fabric GB/s per GPU) of one
     hardware at each node count the ranking shows (inference: the one row it chooses)."""
     if not job.is_training:
-        row = choose_inference_row([estimate_inference(base, job, n, constants) for n in job.nodes])
+        counts = job.node_counts(base.gpu_count)
+        row = choose_inference_row([estimate_inference(base, job, n, constants) for n in counts])
         return [
             (
                 row.nodes,
@@ -196,7 +197,7 @@ def _hardware_results(
             )
         ]
     figures = []
-    for n in job.nodes:
+    for n in job.node_counts(base.gpu_count):
         f = training_figures(base, job, n, constants)
         bandwidth = effective_bandwidth(f.plan.inter_kind, f.plan.inter_raw, constants)
         figures.append(
@@ -306,7 +307,7 @@ def first_results(
             candidates = bases.get(key)
             if candidates is None:
                 candidates = bases[key] = []
-                for n in job.nodes:
+                for n in job.node_counts(base.gpu_count):
                     basis = training_basis(base, job, n, constants)
                     if basis.fits and basis.compute_s is not None:
                         candidates.append((n, basis.compute_s))

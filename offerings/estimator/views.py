@@ -42,6 +42,7 @@ from offerings.estimator.page import (
     JOB_FIELDS,
     MODE_LABELS,
     calibration_rows,
+    count_choices,
     display_row,
     field_errors,
     interconnect_summary,
@@ -49,9 +50,9 @@ from offerings.estimator.page import (
     job_inputs,
     link_label,
     money_formatter,
-    node_choices,
     result_segments,
     tier_sentence,
+    with_default_gpus,
 )
 from offerings.estimator.phrases import AT_LEAST, FieldError, Phrase
 from offerings.estimator.ranking import (
@@ -208,7 +209,8 @@ def run_estimate(
         ranked = ranked_results(lean, query.job, rounded)
         page = query.listing.page_of(ranked, query.errors)
     else:  # training: one result per row and node count, the page's from `first`
-        page = query.listing.page_of(range(len(lean) * len(query.job.nodes)), query.errors)
+        total = sum(len(query.job.node_counts(spec.gpu_count)) for _, spec, _ in lean)
+        page = query.listing.page_of(range(total), query.errors)
         if page is not None:
             page.object_list = first[page.start_index() - 1 : page.end_index()]
     if page is None:
@@ -282,13 +284,16 @@ def api_estimate(request: HttpRequest) -> JsonResponse:
 
 
 def page_context(
-    request: HttpRequest, query: EstimateQuery, run: EstimateRun | None
+    request: HttpRequest, query: EstimateQuery, run: EstimateRun | None, asked: QueryDict
 ) -> dict[str, Any]:
+    """The page's context; `asked` is the query as estimated (with the page's default GPU
+    counts), which the link to the same answer as JSON carries."""
     form = query.listing.filterset.form
     for name, messages in query.errors.items():
         if name in form.fields and name not in form.errors:
             form.add_error(name, messages)
     mode = request.GET.get("mode", "") if query.asked else "train-fsdp"
+    count_name, counts = count_choices(request.GET)
     context: dict[str, Any] = {
         "query": query,
         "form": form,
@@ -298,13 +303,14 @@ def page_context(
         "modes": [(value, MODE_LABELS[value]) for value in MODES],
         "mode": mode,
         "mode_known": mode in MODES,
-        "nodes": node_choices(request.GET),
+        "count_name": count_name,
+        "counts": counts,
         "ids": request.GET.get("ids", ""),
         "examples": EXAMPLES,
         "formulas": [gettext(message) % {} for message in FORMULA_MESSAGES],
         "calibration": calibration_rows(),
         "uncalibrated": {link_label(k): gettext(v) for k, v in UNCALIBRATED_KINDS.items()},
-        "api_url": f"{reverse('api-estimate')}?{request.GET.urlencode()}",
+        "api_url": f"{reverse('api-estimate')}?{asked.urlencode()}",
         "currency": request_currency(request),
     }
     if run is None:
@@ -344,8 +350,8 @@ def page_context(
         "segments": result_segments(rows, job.is_training),
         "page": page,
         "holders": holders,
-        "summary": interconnect_summary(results, run.specs, job.nodes) if job.is_training else [],
-        "chart": efficiency_chart(results, job.nodes) if job.is_training else None,
+        "summary": interconnect_summary(results, run.specs, job) if job.is_training else [],
+        "chart": efficiency_chart(results, job, run.specs) if job.is_training else None,
         "assumptions": assumptions,
         "job_assumptions": job_assumptions(assumptions),
         "significant_digits": SIGNIFICANT_DIGITS,
@@ -370,13 +376,13 @@ def page_context(
 @cached_response(estimate_parameters)
 def estimate_page(request: HttpRequest) -> HttpResponse:
     """The estimator: the job form, the ranked table, the chart, formulas and calibration."""
-    query = parse_estimate_query(request.GET)
+    asked = with_default_gpus(request.GET)  # the page asks for GPUs, as the planner does
+    query = parse_estimate_query(asked)
     if not query.asked:
         # The empty form (with worked examples); only filter errors, such as ORM-shaped
         # names, count, since no job was asked for.
         query.errors = {k: v for k, v in query.errors.items() if k not in JOB_KEYS}
     run = run_estimate(query, absolute(request), for_page=True) if query.is_valid else None
     status = 400 if query.errors else 200
-    return render(
-        request, "estimator/estimate.html", page_context(request, query, run), status=status
-    )
+    context = page_context(request, query, run, asked)
+    return render(request, "estimator/estimate.html", context, status=status)

@@ -4,15 +4,23 @@ The planner takes the estimator's job parameters as they are (`params_b`, `mode`
 `nodes` is ignored: a shape's node count is what the request needs) and asks the estimator's
 core for each shape at that shape's node count and price, so the page and `/api/estimate`
 agree on every number.
+
+Two questions stay apart: whether the shape can be booked self-serve is the planner's own
+(`core.feasibility`, the shape's `reason`), whether the job fits it is the estimator's, asked as
+if the shape were booked (its memory, or a figure it needs that is unknown: `job_reason`). A
+shape sold only through sales still says what the job would cost on it.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
+from dataclasses import replace
 
 from django.http import QueryDict
 
 from offerings.estimator import core as estimator
+from offerings.estimator.core import InstanceSpec
 from offerings.estimator.estimation import estimate_inference, estimate_training, rounded
 from offerings.estimator.page import PAGE_LANGUAGE, field_errors
 from offerings.estimator.phrases import gettext_noop
@@ -21,8 +29,9 @@ from offerings.money import RateTable
 from offerings.planner.core import Shape
 
 Job = estimator.Job
-# The estimator's names; its `nodes` is accepted and ignored: the planner decides the node count.
-JOB_PARAMETERS = frozenset(estimator.JOB_KEYS)
+# The estimator's names; its `nodes` is accepted and ignored: the planner decides the node count
+# (`gpus` is the planner's own: the GPUs of the request).
+JOB_PARAMETERS = frozenset(estimator.JOB_KEYS) - {"gpus"}
 
 
 def parse_job(query: QueryDict, *, page: bool = False) -> tuple[Job | None, dict[str, list[str]]]:
@@ -33,23 +42,47 @@ def parse_job(query: QueryDict, *, page: bool = False) -> tuple[Job | None, dict
         return None, {}
     if page and not query.get("mode", "").strip():
         return None, {}
-    params = {name: query.getlist(name) for name in query if name != "nodes"}
+    params = {name: query.getlist(name) for name in query if name not in ("nodes", "gpus")}
     job, errors = estimator.parse_job(params)
     return job, field_errors(errors)
 
 
-def estimate_shapes(shapes: Iterable[Shape], job: Job) -> None:
+#: The most tokens a run may name (a quadrillion: far beyond any published training run).
+TOKENS_TOTAL_MAX = 10**15
+
+
+def as_booked(spec: InstanceSpec) -> InstanceSpec:
+    """The spec as if the shape were booked: the estimator asks only whether the job fits it
+    (booking is the planner's `reason`, never the job's)."""
+    return replace(spec, fabric=replace(spec.fabric, multi_node=True, max_nodes=None))
+
+
+def run_figures(
+    step_s: float | None, price_per_hour_usd: float | None, job: Job, tokens_total: int
+) -> dict[str, float | None]:
+    """A whole training run of `tokens_total` tokens: ceil(tokens_total / tokens_per_step) steps
+    of `step_s` each, and that time at the shape's price per hour (null where unknown)."""
+    if step_s is None:
+        return {"run_hours": None, "run_cost_usd": None}
+    steps = math.ceil(tokens_total / job.tokens_per_step)
+    hours = steps * step_s / 3600
+    cost = None if price_per_hour_usd is None else hours * price_per_hour_usd
+    return {"run_hours": hours, "run_cost_usd": cost}
+
+
+def estimate_shapes(shapes: Iterable[Shape], job: Job, tokens_total: int | None = None) -> None:
     """Give each shape the estimator's figures for the job at the shape's node count and price.
 
     Training: step time, efficiency and cost per billion tokens (none when the job does not fit
-    in GPU memory or cannot be booked at that size). Inference: whether the model's weights and
-    KV cache fit one NVLink domain, and the shape's price per hour when they do. `job_reason`
+    in GPU memory), and with `tokens_total` the run's hours and cost. Inference: whether the
+    model's weights and KV cache fit one NVLink domain, and the shape's price per hour when they
+    do. Whether the shape can be booked is not the job's question (`as_booked`); `job_reason`
     says, in the page's language, why the job does not fit.
     """
     rates = RateTable()
     for shape in shapes:
         shape.instance.row_offer = shape.offer
-        spec = instance_spec(shape.instance, rates, lambda path: path)
+        spec = as_booked(instance_spec(shape.instance, rates, lambda path: path))
         if job.is_training:
             row = estimate_training(spec, job, shape.nodes)
             figures = {
@@ -57,6 +90,9 @@ def estimate_shapes(shapes: Iterable[Shape], job: Job) -> None:
                 "efficiency": row.efficiency,
                 "cost_per_billion_tokens_usd": row.cost_per_billion_tokens_usd,
             }
+            if tokens_total is not None:
+                price = row.cost_per_hour_usd if row.fits else None
+                figures |= run_figures(row.step_s if row.fits else None, price, job, tokens_total)
         else:
             row = estimate_inference(spec, job, shape.nodes)
             figures = {"cost_per_hour_usd": row.cost_per_hour_usd if row.fits else None}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from offerings.planner.core import MAX_GPUS
+from offerings.planner.jobs import TOKENS_TOTAL_MAX
 
 NULLABLE_INT = {"type": "integer", "nullable": True}
 NULLABLE_NUMBER = {"type": "number", "nullable": True}
@@ -75,13 +76,25 @@ SHAPE = {
         },
         "fits": {
             **NULLABLE_BOOL,
-            "description": "With a job: whether it fits the shape (training: the model states "
-            "in GPU memory at a bookable size; inference: weights and KV cache in one NVLink "
-            "domain)",
+            "description": "With a job: whether it fits the shape as if booked (training: the "
+            "model states in GPU memory; inference: weights and KV cache in one NVLink domain). "
+            "Whether the shape can be booked self-serve is `feasible` and `reason`, not this",
         },
         "job_reason": {
             "type": ["string", "null"],
-            "description": "With a job that does not fit: the estimator's reason, in English",
+            "description": "With a job that does not fit: the estimator's reason (memory, or a "
+            "figure it needs that is unknown), in English; never a booking reason",
+        },
+        "run_hours": {
+            **NULLABLE_NUMBER,
+            "description": "With a training job and tokens_total: ceil(tokens_total / "
+            "tokens_per_step) steps x step_s / 3600; null when the job does not fit or a "
+            "figure is unknown",
+        },
+        "run_cost_usd": {
+            **NULLABLE_NUMBER,
+            "description": "With a training job and tokens_total: run_hours x "
+            "price_per_hour_usd; null without a price",
         },
         "step_s": {**NULLABLE_NUMBER, "description": "With a training job: the step time"},
         "efficiency": {**NULLABLE_NUMBER, "description": "With a training job"},
@@ -123,6 +136,15 @@ def parameters(listing: list[dict], job: list[dict]) -> list[dict]:
             "required": True,
             "description": "GPUs needed",
             "schema": {"type": "integer", "minimum": 1, "maximum": MAX_GPUS},
+        },
+        {
+            "name": "tokens_total",
+            "in": "query",
+            "required": False,
+            "allowEmptyValue": True,
+            "description": "Tokens the whole training run processes; with a training job, "
+            "adds run_hours and run_cost_usd to each result",
+            "schema": {"type": "integer", "minimum": 1, "maximum": TOKENS_TOTAL_MAX},
         },
         {
             "name": "max_price_per_hour",

@@ -24,7 +24,13 @@ from offerings.models import (
 )
 from offerings.money import RateTable
 from offerings.planner import core
-from offerings.planner.jobs import JOB_PARAMETERS, Job, estimate_shapes, parse_job
+from offerings.planner.jobs import (
+    JOB_PARAMETERS,
+    TOKENS_TOTAL_MAX,
+    Job,
+    estimate_shapes,
+    parse_job,
+)
 from offerings.purchase import purchase_modes_of
 from offerings.table.parameters import (
     ListingQuery,
@@ -39,7 +45,7 @@ from offerings.table.rows import detail_path, money
 from offerings.web.caching import absolute_url, cached_response
 from offerings.web.context import request_currency
 
-PLAN_PARAMETERS = frozenset({"gpus", "max_price_per_hour"})
+PLAN_PARAMETERS = frozenset({"gpus", "max_price_per_hour", "tokens_total"})
 
 
 @dataclass
@@ -50,6 +56,7 @@ class PlanQuery:
     job: Job | None
     errors: dict[str, list[str]] = field(default_factory=dict)
     asked: bool = True
+    tokens_total: int | None = None
 
     @property
     def is_valid(self) -> bool:
@@ -91,7 +98,25 @@ def parse_plan_query(query: QueryDict, *, required: bool = True, page: bool = Fa
     errors.update(listing.errors)
     job, job_errors = parse_job(query, page=page)
     errors.update(job_errors)
-    return PlanQuery(gpus, budget, listing, job, errors, asked=bool(query))
+    tokens_total = None
+    raw = query.get("tokens_total", "").strip()
+    if raw and not job_errors and not (page and job is None):
+        # On the page, the form's "no job" choice leaves a run length in the form unread.
+        if job is None or not job.is_training:
+            errors["tokens_total"] = [
+                _("A run length needs a training job: give params_b and a training mode.")
+            ]
+        elif not (len(raw) <= 16 and raw.isascii() and raw.isdigit()) or not (
+            1 <= int(raw) <= TOKENS_TOTAL_MAX
+        ):
+            errors["tokens_total"] = [
+                _("Give a whole number of tokens from 1 to %(max)s.") % {"max": TOKENS_TOTAL_MAX}
+            ]
+        else:
+            tokens_total = int(raw)
+    return PlanQuery(
+        gpus, budget, listing, job, errors, asked=bool(query), tokens_total=tokens_total
+    )
 
 
 # The price kinds a plan weighs unless `price_kind` names others.
@@ -150,7 +175,7 @@ def plan(query: PlanQuery) -> list[core.Shape]:
         provider_gpus=dict(stated.values_list("provider_id", "gpus")),
     )
     if query.job is not None:
-        estimate_shapes(shapes, query.job)
+        estimate_shapes(shapes, query.job, query.tokens_total)
     return core.ranked(shapes, by_job=query.job is not None)
 
 
@@ -218,6 +243,7 @@ def assumptions(query: PlanQuery) -> dict:
             else "cost_per_hour_usd"
         ),
         "job": estimator_assumptions(query.job) if query.job else None,
+        "tokens_total": query.tokens_total,
     }
 
 

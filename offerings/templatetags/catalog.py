@@ -4,6 +4,7 @@ import json
 from decimal import Decimal
 
 from django import template
+from django.utils.formats import number_format
 from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import get_language
@@ -69,6 +70,19 @@ def yes_no_unknown(value: bool | None) -> str:
     if value is None:
         return _("unknown")
     return _("yes") if value else _("no")
+
+
+@register.filter
+def run_time(hours: float | None) -> str:
+    """A run's length: hours below two days, else days with the hours beside them."""
+    if not isinstance(hours, int | float):
+        return "—"
+    if hours < 48:
+        return _("%(hours)s h") % {"hours": number_format(round(hours, 1), 1)}
+    return _("%(days)s days (%(hours)s h)") % {  # two days or more: always plural
+        "days": number_format(round(hours / 24, 1), 1, force_grouping=True),
+        "hours": number_format(round(hours), 0, force_grouping=True),
+    }
 
 
 @register.filter

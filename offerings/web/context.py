@@ -16,10 +16,13 @@ def request_currency(request: HttpRequest) -> str:
 
 def currency(request: HttpRequest) -> dict:
     """`currency_suffix`: `?currency=CNY` (or USD) when the page's query names a currency, so the
-    links to the pages that show prices carry the reader's choice; empty otherwise (and on the
-    400 page of a query too long to read)."""
+    links to the pages that show prices carry the reader's choice, and `currency_param` the
+    same without the `?` (for a link that has a query of its own, and a form's hidden field);
+    both empty otherwise (and on the 400 page of a query too long to read)."""
     try:
         asked = request.GET.get("currency")
     except TooManyFieldsSent:
-        return {"currency_suffix": ""}
-    return {"currency_suffix": f"?currency={asked}" if asked in DISPLAY_CURRENCIES else ""}
+        asked = None
+    if asked not in DISPLAY_CURRENCIES:
+        return {"currency_suffix": "", "currency_param": ""}
+    return {"currency_suffix": f"?currency={asked}", "currency_param": f"currency={asked}"}

@@ -26,13 +26,15 @@ def test_the_form_estimates_and_the_url_holds_every_choice(page, cluster):
     page.select_option("#id_mode", "train-fsdp")
     page.fill("#id_params_b", "7")
     page.fill("#id_mfu", "0.5")
-    page.uncheck("input[name=nodes][value='16']")
-    page.check("input[name=nodes][value='32']")
+    # The page asks for GPUs, as the planner does.
+    page.uncheck("input[name=gpus][value='128']")
+    page.check("input[name=gpus][value='256']")
     page.click("button:has-text('Estimate')")
     page.wait_for_url(re.compile(r"params_b=7"))
-    for part in ("mode=train-fsdp", "mfu=0.5", "nodes=32"):
+    for part in ("mode=train-fsdp", "mfu=0.5", "gpus=256"):
         assert part in page.url
-    assert "nodes=16" not in page.url
+    assert "gpus=128" not in page.url
+    assert "nodes=" not in page.url
     keys = result_keys(page)
     assert keys
     assert page.is_visible("svg[aria-labelledby='chart-title chart-desc']")
@@ -43,8 +45,11 @@ def test_the_form_estimates_and_the_url_holds_every_choice(page, cluster):
     shared.goto(page.url)
     assert result_keys(shared) == keys
     assert shared.input_value("#id_params_b") == "7"
-    assert shared.is_checked("input[name=nodes][value='32']")
-    assert not shared.is_checked("input[name=nodes][value='16']")
+    assert shared.is_checked("input[name=gpus][value='256']")
+    assert not shared.is_checked("input[name=gpus][value='128']")
+    assert "GPUs (log scale)" in shared.text_content(
+        "svg[aria-labelledby='chart-title chart-desc']"
+    )
 
 
 def test_a_bad_value_shows_its_message_next_to_the_field(page, cluster):

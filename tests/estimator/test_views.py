@@ -833,3 +833,91 @@ def test_the_openapi_document_describes_micro_batches_and_the_estimates_paginati
     assert item["properties"]["micro_batches"]["nullable"] is True
     for words in ("three tiers", "ties by instance id, then nodes", "smallest requested node"):
         assert words in operation["description"]
+
+
+# ------------------------------------------------------------------------------------------
+# GPUs wanted: the page asks for GPUs, as the planner does; the API takes them too
+# ------------------------------------------------------------------------------------------
+
+
+def four_gpu_slice(cluster) -> InstanceType:
+    """A 4-GPU slice of the same hardware, so a GPU count needs twice its nodes."""
+    ib = cluster["ib"]
+    row = make_instance(
+        ib.provider,
+        ib.gpu,
+        name="ib.4x",
+        gpu_count=4,
+        link={**NVSWITCH_8, "domain_size": 4},
+        fabric={"technology": "infiniband", "bandwidth_gbits_per_s": 1600, "multi_node": True},
+    )
+    make_offer(row, Region.objects.get(code="us-east-1"), price="12.00")
+    return row
+
+
+def test_gpu_counts_become_each_types_own_node_counts(client, cluster):
+    four_gpu_slice(cluster)
+    results = api_all(client, "params_b=1&mode=train-fsdp&gpus=8&gpus=16&gpus=32")
+    nodes = {}
+    for result in results:
+        nodes.setdefault(result["instance"]["name"], set()).add(result["nodes"])
+    assert nodes["ib.8x"] == {1, 2, 4}
+    assert nodes["ib.4x"] == {2, 4, 8}
+    assert {r["gpus"] for r in results if r["instance"]["name"] == "ib.4x"} == {8, 16, 32}
+    body = api(client, "params_b=1&mode=train-fsdp&gpus=8&gpus=16&gpus=32")
+    assert body["assumptions"]["gpus"] == [8, 16, 32]
+    assert body["assumptions"]["nodes"] is None
+    assert body["count"] == len(results)
+    # Inference: the smallest of the GPU counts that holds the model, per type.
+    inference = api_all(client, "params_b=70&mode=inference&gpus=4&gpus=8")
+    (slice_row,) = [r for r in inference if r["instance"]["name"] == "ib.4x"]
+    assert slice_row["gpus"] == 4
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "params_b=1&mode=train-fsdp&gpus=8&nodes=2",
+        "params_b=1&mode=train-fsdp&gpus=0",
+        "params_b=1&mode=train-fsdp&gpus=eight",
+        "params_b=1&mode=train-fsdp&gpus=70000",
+    ],
+)
+def test_a_bad_gpu_count_is_a_400_naming_gpus(client, cluster, query):
+    response = client.get(f"/api/estimate?{query}")
+    assert response.status_code == 400
+    assert "gpus" in response.json()["fields"]
+    page = client.get(f"/estimate/?{query}")
+    assert page.status_code == 400
+    assert 'id="err-gpus"' in page.content.decode()
+
+
+@pytest.mark.parametrize("prefix", ["", "/zh-hans"])
+def test_the_page_asks_for_gpus_with_the_planners_pickers(client, cluster, prefix):
+    four_gpu_slice(cluster)
+    html = client.get(f"{prefix}/estimate/?params_b=1&mode=train-fsdp").content.decode()
+    form = html.split('id="estimator"', 1)[1].split("</form>", 1)[0]
+    ticked = re.findall(r'name="gpus" value="(\d+)" checked', form)
+    assert ticked == ["8", "16", "32", "64", "128"]
+    assert 'name="nodes"' not in form
+    # The GPU and provider pickers are the planner's checklists with a filter box: no
+    # Ctrl-click multi-select anywhere on either page.
+    plan_form = client.get(f"{prefix}/plan/").content.decode().split('id="planner"', 1)[1]
+    for page in (form, plan_form.split("</form>", 1)[0]):
+        assert "multiple" not in page
+        assert 'id="find-gpu"' in page
+        assert 'id="find-provider"' in page
+    # The summary is drawn against GPU counts, and the JSON link carries them.
+    results = html.split('id="results"', 1)[1]
+    summary = results.split('class="summary"', 1)[1].split("</thead>", 1)[0]
+    assert summary.count('class="num"') == 5 + 1  # five GPU counts, then the fabric
+    assert "gpus=8&amp;gpus=16&amp;gpus=32&amp;gpus=64&amp;gpus=128" in results
+    # ib.4x at 16 GPUs is 4 nodes, shown as such in the ranked table.
+    assert 'data-key="' + str(InstanceType.objects.get(name="ib.4x").pk) + ':4"' in results
+
+
+def test_a_link_with_node_counts_still_estimates_node_counts(client, cluster):
+    html = client.get(f"/estimate/?{TRAIN}").content.decode()
+    form = html.split('id="estimator"', 1)[1].split("</form>", 1)[0]
+    assert re.findall(r'name="nodes" value="(\d+)" checked', form) == ["1", "2", "4"]
+    assert 'name="gpus"' not in form
