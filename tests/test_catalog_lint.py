@@ -352,3 +352,34 @@ def test_regional_spreads_over_the_limit_warn_unless_a_reason_is_written(catalog
     (line,) = regional_spreads([reason])
     assert line.startswith("note: ")
     assert "twice the home one" in line
+
+
+def test_notes_that_say_sales_need_a_sales_only_purchase_mode(tmp_path):
+    said = CLEAN.replace(
+        'name = "hgx.H100.8x"',
+        'name = "hgx.H100.8x"\nsetup_notes = "Purchase goes through Acme Cloud sales."',
+        1,
+    )
+    problems = lint_catalog(write(tmp_path, said))
+    assert [p.rule for p in problems] == ["purchase-sales"]
+    # Recorded (on the file's last entry, where a trailing [[instances.purchase_modes]] belongs),
+    # the note passes.
+    last = CLEAN.rsplit("[[instances]]", 1)
+    tail = last[1].replace("\n", '\nsetup_notes = "Sold through Acme sales only."\n', 1)
+    recorded = (
+        last[0]
+        + "[[instances]]"
+        + tail
+        + (
+            '\n[[instances.purchase_modes]]\nkind = "sales-only"\n'
+            'source_url = "https://acme.example/docs/hgx"\nverified_at = 2026-11-01\n'
+        )
+    )
+    assert lint_catalog(write(tmp_path, recorded)) == []
+    # "Multi-node clusters only through sales" is the fabric's sales_only, not this rule.
+    clusters = CLEAN.replace(
+        'name = "hgx.H100.8x"',
+        'name = "hgx.H100.8x"\nnotes = "Multi-node clusters only through sales."',
+        1,
+    )
+    assert lint_catalog(write(tmp_path, clusters)) == []

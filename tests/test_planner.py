@@ -425,3 +425,14 @@ def test_the_planner_results_are_a_table_with_the_totals_in_the_pages_currency(c
     assert "$48.00" in usd  # 2 nodes x 24.00
     assert 'name="currency" value="USD"' in usd  # the form keeps the choice
     assert "/instances/aws/ib-8x/?currency=USD" in usd
+
+
+@pytest.mark.parametrize("prefix", ["", "/zh-hans"])
+def test_the_navigations_link_with_a_currency_opens_the_empty_form(client, prefix):
+    # Every link of the navigation carries the reader's currency: that alone asks for nothing.
+    response = client.get(f"{prefix}/plan/?currency=USD")
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert 'role="alert"' not in html
+    assert 'name="currency" value="USD"' in html
+    assert client.get(f"{prefix}/plan/?currency=USD&gpus=").status_code == 400

@@ -416,7 +416,17 @@ def test_api_providers_answers_every_fact_of_every_provider_or_null(client, read
     assert aws["name"] == "AWS"
     assert aws["url"] == "http://testserver/providers/aws/"
     assert list(aws["readiness"]) == list(READINESS_FACTS)
-    assert aws["readiness"]["fabrics"] == {
+    # The fabric kinds are computed from the provider's listed types (ib.8x, efa.8x, pcie.4x);
+    # the curated row that says only EFA is kept beside them, not in their place.
+    fabrics = aws["readiness"]["fabrics"]
+    assert fabrics["value"] == ["infiniband", "efa", "ethernet"]
+    assert fabrics["basis"] == "provider"
+    assert fabrics["source_url"] == "http://testserver/?provider=aws"
+    assert fabrics["from_types"] == {
+        "types": 3,
+        "counts": {"infiniband": 1, "efa": 1, "ethernet": 1},
+    }
+    assert fabrics["stated"] == {
         "value": ["efa"],
         "basis": "provider",
         "source_url": SOURCE,
@@ -426,14 +436,18 @@ def test_api_providers_answers_every_fact_of_every_provider_or_null(client, read
     assert aws["readiness"]["max_self_serve_gpus"]["value"] == 512
     assert aws["readiness"]["max_self_serve_gpus"]["basis"] == "third-party"
     assert aws["readiness"]["egress_usd_per_gb"]["value"] == 0.09
-    assert aws["readiness"]["gpudirect_rdma"] is None
+    # Both RDMA types have GPUDirect RDMA: the provider's summary says so, from its types.
+    assert aws["readiness"]["gpudirect_rdma"]["value"] is True
+    assert aws["readiness"]["gpudirect_rdma"]["from_types"]["counts"] == {"yes": 2}
+    # Verda's two types have no known fabric and it states nothing: every fact unknown.
     assert all(value is None for value in body["results"][1]["readiness"].values())
 
 
 def test_api_providers_runs_a_fixed_number_of_queries(client, ready, django_assert_max_num_queries):
     for provider in Provider.objects.exclude(slug="aws"):
         _readiness(provider, "managed_kubernetes", flag=True)
-    with django_assert_max_num_queries(3):
+    # The providers, their readiness rows, their listed types' fabrics (and the version).
+    with django_assert_max_num_queries(4):
         assert client.get("/api/providers").status_code == 200
 
 

@@ -46,6 +46,8 @@ from offerings.web.caching import absolute_url, cached_response
 from offerings.web.context import request_currency
 
 PLAN_PARAMETERS = frozenset({"gpus", "max_price_per_hour", "tokens_total"})
+#: Names that change how the page shows money, not what it is asked: the empty form with them.
+DISPLAY_ONLY = frozenset({"currency"})
 
 
 @dataclass
@@ -115,7 +117,13 @@ def parse_plan_query(query: QueryDict, *, required: bool = True, page: bool = Fa
         else:
             tokens_total = int(raw)
     return PlanQuery(
-        gpus, budget, listing, job, errors, asked=bool(query), tokens_total=tokens_total
+        gpus,
+        budget,
+        listing,
+        job,
+        errors,
+        asked=bool(set(query) - DISPLAY_ONLY),
+        tokens_total=tokens_total,
     )
 
 
@@ -285,7 +293,9 @@ def plan_page(request: HttpRequest) -> HttpResponse:
     """`/plan/`: the form and its shapes, in the page's language. A bad parameter answers 400
     with the page and its message at the field, as `/` and `/estimate/` do. Only a name the page
     reads asks for a plan: a link with nothing but ignored names (`utm_*`) is the empty form."""
-    asked = bool(request.GET)  # the response cache left only the names the page reads
+    # The response cache left only the names the page reads; the reader's currency alone (a
+    # link of the navigation carries it) asks for nothing.
+    asked = bool(set(request.GET) - DISPLAY_ONLY)
     query = parse_plan_query(request.GET, required=asked, page=True)
     page = None
     if query.asked and query.is_valid and query.gpus is not None:

@@ -356,19 +356,56 @@ READINESS_DESCRIPTIONS = {
 }
 
 
+#: The facts of instance types that a provider's summary is computed from (offerings.pages.
+#: readiness): the kinds its listed types have, GPUDirect RDMA as its RDMA types have it.
+TYPE_FACTS = ("fabrics", "gpudirect_rdma")
+TYPE_FACT_NOTE = (
+    " Computed from the provider's listed instance types when it has any: `source_url` is then "
+    "the list of those types on this site (each with its own source), `basis` the weakest of "
+    "the facts it rests on, `verified_at` the oldest of their checks, `from_types` how many "
+    "types it rests on and how many have each value, and `stated` the provider's own statement "
+    "when that says otherwise (about a family the catalog does not list, say). `value` null: "
+    "every listed type unknown, beside a statement."
+)
+
+
+def _readiness_entry(fact: str) -> dict:
+    properties = {
+        "value": _readiness_value(fact),
+        "basis": BASIS,
+        "source_url": {"type": "string", "format": "uri"},
+        "verified_at": {"type": "string", "format": "date"},
+    }
+    return {"type": "object", "required": list(properties), "properties": properties}
+
+
 def _readiness_fact(fact: str) -> dict:
-    return {
-        "type": "object",
+    schema = {
+        **_readiness_entry(fact),
         "nullable": True,
         "description": READINESS_DESCRIPTIONS[fact] + " null: unknown (no source on record).",
-        "required": ["value", "basis", "source_url", "verified_at"],
-        "properties": {
-            "value": _readiness_value(fact),
-            "basis": BASIS,
-            "source_url": {"type": "string", "format": "uri"},
-            "verified_at": {"type": "string", "format": "date"},
-        },
     }
+    if fact in TYPE_FACTS:
+        value = _readiness_value(fact)
+        if fact == "gpudirect_rdma":  # the provider's RDMA types differ, or some are unknown
+            value = {"oneOf": [value, {"type": "string", "enum": ["varies"]}]}
+        schema["description"] += TYPE_FACT_NOTE
+        schema["properties"] = {
+            **schema["properties"],
+            "value": {**value, "nullable": True},
+            "basis": {**BASIS, "nullable": True},
+            "verified_at": {"type": "string", "format": "date", "nullable": True},
+            "from_types": {
+                "type": "object",
+                "required": ["types", "counts"],
+                "properties": {
+                    "types": {"type": "integer", "minimum": 1},
+                    "counts": {"type": "object", "additionalProperties": {"type": "integer"}},
+                },
+            },
+            "stated": {**_readiness_entry(fact), "nullable": True},
+        }
+    return schema
 
 
 PROVIDER = {

@@ -32,7 +32,7 @@ def readiness_card(provider: Provider) -> dict:
 @register.simple_tag
 def readiness_basis(row: ProviderReadiness | None, provider: str = "") -> SafeString:
     """Who states a readiness fact: the provider, the vendor's platform, or a third party."""
-    if row is None:
+    if row is None or row.basis is None:
         return ""
     if row.basis == "provider":
         text = _("stated by %(provider)s") % {"provider": provider} if provider else _("stated")

@@ -21,6 +21,7 @@ An override that matches no problem is itself reported, so stale ones do not pil
 
 from __future__ import annotations
 
+import re
 import tomllib
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -69,6 +70,8 @@ RULES = {
     "override": "every lint override names a known rule and matches a problem",
     "basis": "every known nvlink and fabric fact states its basis (provider or third-party)",
     "platform": "no stated fact contradicts a platform rule, and every platform fact has one",
+    "purchase-sales": "a type whose notes say it is bought through sales records a sales-only "
+    "purchase mode",
     # Checked by --price-checks against the database, not in the files: an override gives the
     # written reason a flagged spread stays.
     "price-spread": "a type's on-demand prices differ at most 1.6x across its provider's regions",
@@ -258,6 +261,30 @@ def _source_problems(entry: InstanceIn) -> list[tuple[str, str]]:
     return found
 
 
+#: A type's notes saying that it is bought through the provider's sales (or pre-sales) people:
+#: "Purchase goes through Alibaba Cloud sales", "bought through pre-sales", "Sold through Nebius
+#: sales". Not "multi-node clusters only through sales", which is the fabric's sales_only.
+SOLD_THROUGH_SALES = re.compile(
+    r"\b(?:purchase goes|bought|sold|buying it goes)\s+through\s+(?:[\w.-]+\s+){0,3}(?:pre-)?sales\b",
+    re.IGNORECASE,
+)
+
+
+def _purchase_problems(entry: InstanceIn) -> list[tuple[str, str]]:
+    """A type whose notes say it is bought through sales has that purchase mode on record."""
+    text = f"{entry.notes or ''} {entry.setup_notes or ''}"
+    if SOLD_THROUGH_SALES.search(text) and not any(
+        mode.kind == "sales-only" for mode in entry.purchase_modes
+    ):
+        return [
+            (
+                "purchase-sales",
+                "the notes say it is bought through sales: add a sales-only purchase mode",
+            )
+        ]
+    return []
+
+
 def _basis_problems(entry: InstanceIn) -> list[tuple[str, str]]:
     found = []
     for label, table, fields in (
@@ -382,7 +409,7 @@ def lint_catalog(fixtures: Path, today: date | None = None) -> list[Problem]:
             if gpu is None:
                 raw.append(Problem(name, where, "gpu-exists", f"unknown GPU slug {entry.gpu!r}"))
             found = _source_problems(entry) + _link_problems(entry, gpu) + _fabric_problems(entry)
-            found += _basis_problems(entry)
+            found += _basis_problems(entry) + _purchase_problems(entry)
             found += _platform_problems(entry, found)
             for price in entry.prices:
                 label = f"price {price.region} {price.kind}"
