@@ -589,8 +589,8 @@ def parse_job(
     )
 
     def counts(name: str, given: list[str], high: int, most: int, too_many: str):
-        """A repeated count (`nodes`, `gpus`): each a whole number from 1 to `high`, at most
-        `most` different ones, ascending."""
+        """A repeated count (`nodes`, `gpus`): each a whole number from 1 to `high`, given at
+        most `most` times; the different ones, ascending."""
         parsed: set[int] = set()
         for text in given:
             value = _parse_int(text)
@@ -600,7 +600,7 @@ def parse_job(
                 error(name, OUT_OF_RANGE, n=value, m=high)
             else:
                 parsed.add(value)
-        if len(parsed) > most:
+        if len(given) > most:  # repeated values count: the document's maxItems
             error(name, too_many, n=most)
         return tuple(sorted(parsed))
 

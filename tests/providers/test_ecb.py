@@ -93,8 +93,9 @@ def test_an_unusable_document_is_refused_whole(content, reason):
 
 @pytest.fixture
 def eur_offer(catalog) -> Offer:
-    """A price charged in EUR, priced at the older fixture rate (2024-06-28: 1.0705)."""
-    ExchangeRate.objects.filter(rate_date=DAY).delete()
+    """A price charged in EUR, priced at the older fixture rate (2024-06-28: 1.0705): the
+    recording's day and the fixture's newer rates are taken out, so the recording brings news."""
+    ExchangeRate.objects.filter(rate_date__gte=DAY).delete()
     offer = Offer.objects.get(instance__slug="bm-gpu4-8", region__code="eu-amsterdam-1")
     Offer.objects.filter(pk=offer.pk).update(currency="EUR", price_per_hour=Decimal("20"))
     writer.reprice_in_usd()
@@ -234,7 +235,8 @@ def test_bad_currencies_are_refused_alone_and_keep_their_stored_rates(sleeps):
     assert "GBP: listed twice with different rates; stored rate kept" in refused
     assert "'XX1': not a three-letter currency code" in refused
     assert (
-        "CNY: 0.000140476 USD differs from the stored 0.1404760000 by more than a factor of 2"
+        # Against the newest stored rate: the fixture's (2026-06-01, 0.147584).
+        "CNY: 0.000140476 USD differs from the stored 0.1475840000 by more than a factor of 2"
         in refused
     )
     assert (summary.created, summary.unchanged) == (
