@@ -185,3 +185,13 @@ def test_the_planner_and_the_estimator_show_the_page_s_currency(client, shipped)
         assert all(text.startswith(symbol) for text in estimate)
     usd = money_on("/zh-hans/plan/?gpus=16&price_kind=on-demand&currency=USD")
     assert all(text.startswith("$") for text in usd)
+
+
+@pytest.mark.parametrize("path", ["/zh-hans/faq/", "/zh-hans/providers/", "/zh-hans/about/data/"])
+def test_every_page_carries_the_chosen_currency_in_its_navigation(client, db, path):
+    html = client.get(f"{path}?currency=USD").content.decode()
+    nav = html.split('class="site-nav"', 1)[1].split("</nav>", 1)[0]
+    assert "/zh-hans/plan/?currency=USD" in nav
+    # A value the site cannot show is dropped, not kept in the links or the cache key.
+    junk = client.get(f"{path}?currency=XYZ").content.decode()
+    assert "currency=XYZ" not in junk

@@ -436,3 +436,36 @@ def test_the_navigations_link_with_a_currency_opens_the_empty_form(client, prefi
     assert 'role="alert"' not in html
     assert 'name="currency" value="USD"' in html
     assert client.get(f"{prefix}/plan/?currency=USD&gpus=").status_code == 400
+
+
+def test_what_no_source_says_is_unknown_not_no(client):
+    # mystery.8x: nothing is known of its network, so 16 GPUs (2 nodes) are not known to be
+    # bookable: not feasible, and said as unknown; pcie.4x is known not to grow past one node.
+    body = plan(client, "gpus=16")
+    shapes = by_name(body)
+    (mystery,) = shapes["mystery.8x"]
+    assert mystery["feasible"] is False
+    assert mystery["bookable"] is None
+    assert all(item["bookable"] is False for item in shapes["pcie.4x"])
+    assert all(item["bookable"] is True for item in shapes["ib.8x"])
+    html = client.get("/plan/?gpus=16").content.decode()
+    row = html.split("<code>mystery.8x</code>", 1)[1].split("</tr>", 1)[0]
+    assert '<span class="unknown">unknown</span>' in row
+    # A job whose step cannot be timed (the L40S's TFLOPS are not on record here) fits
+    # "unknown", not "no".
+    html = client.get("/plan/?gpus=4&params_b=1&mode=train-fsdp").content.decode()
+    row = html.split("<code>pcie.4x</code>", 1)[1].split("</tr>", 1)[0]
+    job = row.split('class="plan-job"', 1)[1]
+    assert job.split("</td>", 1)[0].count('<span class="unknown">unknown</span>') == 1
+
+
+def test_the_run_cost_is_money_in_cents_not_six_significant_digits(client):
+    body = plan(
+        client, "gpus=16&gpu=h100-sxm&params_b=7&mode=train-fsdp&tokens_total=1000000000000000"
+    )
+    costs = [i["run_cost_usd"] for i in body["results"] if i["run_cost_usd"] is not None]
+    assert costs
+    assert any(cost >= 10**6 for cost in costs)
+    assert all(round(cost, 4) == cost for cost in costs)
+    # Six significant digits would have cut a seven-figure cost's last digits to zeros.
+    assert any(float(f"{cost:.6g}") != cost for cost in costs if cost >= 10**6)

@@ -18,10 +18,15 @@ CHART = {"width": 680, "left": 56, "right": 16, "top": 16, "plot_height": 220, "
 
 
 def efficiency_chart(
-    results: list[dict[str, Any]], job: Job, specs: dict[Any, InstanceSpec]
+    results: list[dict[str, Any]],
+    job: Job,
+    specs: dict[Any, InstanceSpec],
+    provider_names: dict[str, str] | None = None,
 ) -> dict | None:
     """Geometry of the SVG chart of efficiency against the job's columns (GPU counts, or node
-    counts) for the top instances."""
+    counts) for the top instances, each named by its provider's name in the page's language
+    (`provider_names`, by slug)."""
+    names = provider_names or {}
     nodes = job.columns
     top: list[Any] = []
     for result in results:
@@ -85,7 +90,8 @@ def efficiency_chart(
         series.append(
             {
                 "index": index,
-                "name": f"{instance['provider']} {instance['name']}",
+                "name": f"{names.get(instance['provider'], instance['provider'])} "
+                f"{instance['name']}",
                 "points": points,
                 "polyline": " ".join(f"{p['x']},{p['y']}" for p in points),
                 "legend_x": left + (index % 2) * (plot_width / 2),

@@ -61,7 +61,7 @@ from offerings.estimator.ranking import (
     lean_rows,
     ranked_results,
 )
-from offerings.models import InstanceType
+from offerings.models import InstanceType, Provider
 from offerings.money import RateTable
 from offerings.table.parameters import (
     ListingQuery,
@@ -319,11 +319,18 @@ def page_context(
     inference = not job.is_training
     results = run.data["results"]  # every result, ranked; the page shows run.page of them
 
-    money = money_formatter(context["currency"], listing_reference(request).rates)
+    rates = listing_reference(request).rates
+    money = money_formatter(context["currency"], rates)
+    context["display_rate"] = rates.display_rate(context["currency"])
+
+    # The providers by their names in the page's language (the results carry their slugs).
+    names = {provider.slug: provider.local_name for provider in Provider.objects.all()}
 
     def shown(result: dict[str, Any]) -> dict[str, Any]:
         key = (result["instance"]["id"], result["nodes"])
-        return display_row(result, job.overlap, run.phrases.get(key, (None, ())), money)
+        row = display_row(result, job.overlap, run.phrases.get(key, (None, ())), money)
+        slug = result["instance"].get("provider", "")
+        return row | {"provider_name": names.get(slug, slug)}
 
     counts = {1: 0, 2: 0, 3: 0}
     for result in results:
@@ -351,7 +358,7 @@ def page_context(
         "page": page,
         "holders": holders,
         "summary": interconnect_summary(results, run.specs, job) if job.is_training else [],
-        "chart": efficiency_chart(results, job, run.specs) if job.is_training else None,
+        "chart": efficiency_chart(results, job, run.specs, names) if job.is_training else None,
         "assumptions": assumptions,
         "job_assumptions": job_assumptions(assumptions),
         "significant_digits": SIGNIFICANT_DIGITS,

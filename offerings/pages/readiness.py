@@ -282,11 +282,19 @@ class ShownFact:
         parts = ", ".join(
             f"{count} {labels.get(value, value)}" for value, count in sorted(summary.counts.items())
         )
-        return ngettext(
-            "from its %(n)s listed type: %(parts)s",
-            "from its %(n)s listed types: %(parts)s",
-            summary.types,
-        ) % {"n": summary.types, "parts": parts}
+        if summary.fact == ReadinessFact.GPUDIRECT_RDMA:  # only RDMA types can have it
+            message = ngettext(
+                "from its %(n)s listed RDMA type: %(parts)s",
+                "from its %(n)s listed RDMA types: %(parts)s",
+                summary.types,
+            )
+        else:
+            message = ngettext(
+                "from its %(n)s listed type: %(parts)s",
+                "from its %(n)s listed types: %(parts)s",
+                summary.types,
+            )
+        return message % {"n": summary.types, "parts": parts}
 
     @property
     def text(self) -> str:

@@ -124,6 +124,10 @@ class Shape:
     price_per_gpu_hour_usd: Decimal | None
     reason: str | None = None
     warnings: list[str] = field(default_factory=list)
+    # The reason is that no source says whether it can be booked (shown as unknown, not no).
+    booking_unknown: bool = False
+    # The job's fit is not known (a figure it needs, such as the GPU's TFLOPS, is unknown).
+    job_unknown: bool = False
     # Filled by the estimator when a job is given: its figures (the API's fields), why the job
     # does not fit (in the page's language), and the figure the ranking uses.
     estimate: dict | None = None
@@ -135,6 +139,11 @@ class Shape:
     @property
     def feasible(self) -> bool:
         return self.reason is None
+
+    @property
+    def bookable(self) -> bool | None:
+        """Bookable self-serve: yes, no, or None when no source says."""
+        return None if self.booking_unknown else self.feasible
 
     @property
     def fabric_gbits_per_s_per_gpu(self) -> float | None:
@@ -164,8 +173,10 @@ def nodes_for(gpus: int, per_node: int) -> int:
 
 def feasibility(
     instance: InstanceType | PlanRow, nodes: int, provider_gpus: int | None = None
-) -> tuple[str | None, list[str]]:
-    """Why a shape of `nodes` nodes cannot be booked self-serve (None if it can), and warnings.
+) -> tuple[str | None, list[str], bool]:
+    """Why a shape of `nodes` nodes cannot be booked self-serve (None if it can), warnings, and
+    whether that is only not known (no source says whether it can: the page says "unknown",
+    never "no"; the shape still counts as infeasible).
 
     `provider_gpus` is the provider's stated largest self-serve cluster (its readiness fact
     `max_self_serve_gpus`), which holds for one node too; a type's own `max_nodes` comes first.
@@ -174,34 +185,42 @@ def feasibility(
     gpus = nodes * instance.gpu_count
     warnings: list[str] = []
     if fabric.sales_only:
-        return _("sold through sales only"), warnings
+        return _("sold through sales only"), warnings, False
     if provider_gpus is not None and gpus > provider_gpus:
         return (
-            _(
-                "needs %(n)s GPUs; the provider states that a new account runs at most %(max)s "
-                "without asking it for more"
-            )
-            % {"n": gpus, "max": provider_gpus}
-        ), warnings
+            (
+                _(
+                    "needs %(n)s GPUs; the provider states that a new account runs at most %(max)s "
+                    "without asking it for more"
+                )
+                % {"n": gpus, "max": provider_gpus}
+            ),
+            warnings,
+            False,
+        )
     if nodes == 1:
-        return None, warnings
+        return None, warnings, False
     if fabric.multi_node is False:
-        return _("no self-serve multi-node booking (one node, or sales only)"), warnings
+        return _("no self-serve multi-node booking (one node, or sales only)"), warnings, False
     if fabric.multi_node is None:
-        return _("self-serve multi-node booking is not stated for this type"), warnings
+        return _("self-serve multi-node booking is not stated for this type"), warnings, True
     if fabric.technology == FabricTechnology.UNKNOWN:
-        return _("the network between nodes is unknown"), warnings
+        return _("the network between nodes is unknown"), warnings, True
     if fabric.max_nodes is not None and nodes > fabric.max_nodes:
         return (
-            _("needs %(n)s nodes; the largest self-serve cluster is %(max)s")
-            % {"n": nodes, "max": fabric.max_nodes}
-        ), warnings
+            (
+                _("needs %(n)s nodes; the largest self-serve cluster is %(max)s")
+                % {"n": nodes, "max": fabric.max_nodes}
+            ),
+            warnings,
+            False,
+        )
     if fabric.max_nodes is None and provider_gpus is None:
         warnings.append(
             _("The largest self-serve cluster is not stated: %(n)s nodes may need a quota request.")
             % {"n": nodes}
         )
-    return None, warnings
+    return None, warnings, False
 
 
 def cheapest_by_way(offers: Iterable[PlanOffer]) -> dict[tuple[str, int], PlanOffer]:
@@ -240,11 +259,21 @@ def shapes_for(
     limits = provider_gpus or {}
     for row in rows:
         nodes = nodes_for(gpus, row.gpu_count)
-        reason, warnings = feasibility(row, nodes, limits.get(row.provider_id))
+        reason, warnings, unknown = feasibility(row, nodes, limits.get(row.provider_id))
         ways = cheapest_by_way(offers.get(row.pk, ()))
         if not ways and not priced_only and max_price_per_hour is None:
             shapes.append(
-                Shape(row, nodes, nodes * row.gpu_count, None, None, None, reason, warnings)
+                Shape(
+                    row,
+                    nodes,
+                    nodes * row.gpu_count,
+                    None,
+                    None,
+                    None,
+                    reason,
+                    warnings,
+                    booking_unknown=unknown,
+                )
             )
             continue
         for offer in ways.values():
@@ -264,6 +293,7 @@ def shapes_for(
                     offer.price_per_gpu_hour_usd,
                     reason,
                     list(warnings),
+                    booking_unknown=unknown,
                 )
             )
     return shapes

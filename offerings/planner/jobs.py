@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from dataclasses import replace
+from decimal import Decimal
 
 from django.http import QueryDict
 
@@ -27,6 +28,7 @@ from offerings.estimator.phrases import gettext_noop
 from offerings.estimator.ranking import instance_spec
 from offerings.money import RateTable
 from offerings.planner.core import Shape
+from offerings.table.rows import money
 
 Job = estimator.Job
 # The estimator's names; its `nodes` is accepted and ignored: the planner decides the node count
@@ -90,16 +92,24 @@ def estimate_shapes(shapes: Iterable[Shape], job: Job, tokens_total: int | None 
                 "efficiency": row.efficiency,
                 "cost_per_billion_tokens_usd": row.cost_per_billion_tokens_usd,
             }
-            if tokens_total is not None:
-                price = row.cost_per_hour_usd if row.fits else None
-                figures |= run_figures(row.step_s if row.fits else None, price, job, tokens_total)
         else:
             row = estimate_inference(spec, job, shape.nodes)
             figures = {"cost_per_hour_usd": row.cost_per_hour_usd if row.fits else None}
         # Rounded as /api/estimate rounds, so the two answers show the same numbers.
         shape.estimate = rounded({"fits": row.fits, **figures, "job_reason": row.reason})
+        if job.is_training and tokens_total is not None:
+            # The run's money in cents (half-even, as every price), not to the estimator's six
+            # significant digits, which would write $31,419,000.00 for $31,418,900.00.
+            price = row.cost_per_hour_usd if row.fits else None
+            run = run_figures(row.step_s if row.fits else None, price, job, tokens_total)
+            shape.estimate["run_hours"] = rounded(run["run_hours"])
+            cost = run["run_cost_usd"]
+            shape.estimate["run_cost_usd"] = None if cost is None else money(Decimal(str(cost)))
         shape.job_reason = None if row.fits else PAGE_LANGUAGE.reasons(row.reason_phrases)
+        # Not known rather than no: only unknown figures stand in the way.
+        shape.job_unknown = not row.fits and all(p.code == "unknown" for p in row.reason_phrases)
         if row.fits and job.is_training and row.step_s is None:
+            shape.job_unknown = True
             shape.job_reason = PAGE_LANGUAGE.message(
                 gettext_noop("a figure it needs is unknown: %(figures)s"),
                 {"figures": PAGE_LANGUAGE.figures(row.missing)},

@@ -49,6 +49,11 @@ SHAPE = {
             "description": "Bookable self-serve: one node, or a known self-serve multi-node "
             "fabric within its stated node limit",
         },
+        "bookable": {
+            **NULLABLE_BOOL,
+            "description": "Bookable self-serve: true when feasible, false when a source says "
+            "it cannot be, null when no source says (the shape is then not feasible either)",
+        },
         "reason": {**NULLABLE_STRING, "description": "Why it is not feasible; null if it is"},
         "warnings": {
             "type": "array",
@@ -94,7 +99,8 @@ SHAPE = {
         "run_cost_usd": {
             **NULLABLE_NUMBER,
             "description": "With a training job and tokens_total: run_hours x "
-            "price_per_hour_usd; null without a price",
+            "price_per_hour_usd, rounded half-even to 4 decimals as every price; null without a "
+            "price",
         },
         "step_s": {**NULLABLE_NUMBER, "description": "With a training job: the step time"},
         "efficiency": {**NULLABLE_NUMBER, "description": "With a training job"},

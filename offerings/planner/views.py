@@ -219,6 +219,7 @@ def serialize_shape(shape: core.Shape, absolute) -> dict:
         "nodes": shape.nodes,
         "gpus": shape.gpus,
         "feasible": shape.feasible,
+        "bookable": shape.bookable,
         "reason": shape.reason,
         "warnings": shape.warnings,
         "region": offer.region.code if offer else None,
@@ -312,4 +313,5 @@ def plan_page(request: HttpRequest) -> HttpResponse:
     }
     if context["currency"] != "USD":  # the rates convert the USD figures (`usd_as`)
         context["rates"] = listing_reference(request).rates
+        context["display_rate"] = context["rates"].display_rate(context["currency"])
     return render(request, "planner/plan.html", context, status=400 if query.errors else 200)

@@ -35,6 +35,8 @@ from django.utils.cache import get_conditional_response, patch_vary_headers
 from django.utils.translation import get_language
 from django_ratelimit.core import get_usage
 
+from offerings.money import DISPLAY_CURRENCIES
+
 logger = logging.getLogger(__name__)
 
 CACHED_HEADERS = ("Content-Type", "Content-Disposition", "Vary", "Content-Language")
@@ -158,6 +160,11 @@ def render_limited(view: Callable[..., HttpResponse]) -> Callable[..., HttpRespo
     return wrapper
 
 
+#: Names every cached view keeps, whatever it reads itself (with a value it can show: a junk
+#: value is dropped unless the view reads the name and answers it).
+KEPT_EVERYWHERE = frozenset({"currency"})
+
+
 def cached_response(
     parameters: Callable[[], Iterable[str]] | Iterable[str] = (),
 ) -> Callable[[Callable[..., HttpResponse]], Callable[..., HttpResponse]]:
@@ -173,7 +180,10 @@ def cached_response(
             if request.method not in ("GET", "HEAD"):
                 return view(request, *args, **kwargs)
             known = parameters() if callable(parameters) else parameters
-            request.GET = known_query(request.GET, known)
+            # The reader's currency is kept on every page: its links carry it on (the planner's
+            # and the table's in the navigation), whether or not the page shows money itself.
+            kept = {name for name in KEPT_EVERYWHERE if request.GET.get(name) in DISPLAY_CURRENCIES}
+            request.GET = known_query(request.GET, {*known, *kept})
             request.META["QUERY_STRING"] = request.GET.urlencode()  # get_full_path() echoes it
             request.catalog_version = catalog_version()
             digest = digest_of(response_key(request, request.catalog_version, time_bucket()))

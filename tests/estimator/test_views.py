@@ -921,3 +921,12 @@ def test_a_link_with_node_counts_still_estimates_node_counts(client, cluster):
     form = html.split('id="estimator"', 1)[1].split("</form>", 1)[0]
     assert re.findall(r'name="nodes" value="(\d+)" checked', form) == ["1", "2", "4"]
     assert 'name="gpus"' not in form
+
+
+def test_the_page_names_providers_and_keeps_the_readers_currency(client, cluster):
+    html = client.get("/estimate/?params_b=1&mode=train-fsdp&currency=USD").content.decode()
+    results = html.split('id="results"', 1)[1]
+    assert "<small>Acme Cloud</small>" in results
+    assert "<small>acme</small>" not in results
+    assert "/instances/acme/ib-8x/?currency=USD" in results
+    assert "Acme Cloud ib.8x" in results  # the chart names its series the same way
