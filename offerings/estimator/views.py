@@ -61,7 +61,7 @@ from offerings.estimator.ranking import (
     lean_rows,
     ranked_results,
 )
-from offerings.models import InstanceType, Provider
+from offerings.models import InstanceType, OfferKind, Provider
 from offerings.money import RateTable
 from offerings.table.parameters import (
     ListingQuery,
@@ -157,6 +157,9 @@ class EstimateRun:
     )
     # (instance id, nodes) -> the full record, for every result built in full
     records: dict[tuple[Any, int], dict[str, Any]] = field(default_factory=dict)
+    # instance id -> the kind of the price its costs use (a row's headline can be spot or a
+    # reservation when it has no on-demand price), for every instance built in full
+    price_kinds: dict[Any, str] = field(default_factory=dict)
 
 
 def full_records(
@@ -165,14 +168,15 @@ def full_records(
     rates: RateTable,
     absolute: Callable[[str], str],
     only: set[tuple[Any, int]] | None = None,
-) -> tuple[dict[tuple[Any, int], dict[str, Any]], dict, dict[Any, InstanceSpec]]:
+) -> tuple[dict[tuple[Any, int], dict[str, Any]], dict, dict[Any, InstanceSpec], dict]:
     """The full, rounded records (and phrases) of every result of the instances `ids`, built by
     `estimate()` from their rows as the filters chose them (every node count of an instance is
     estimated: a verdict reads them all); `only`: the (id, nodes) keys to keep."""
     if not ids:
-        return {}, {}, {}
+        return {}, {}, {}, {}
     rows = attach_row_offers(query.listing.filterset.qs.filter(pk__in=ids))
     specs = {row.pk: instance_spec(row, rates, absolute) for row in rows}
+    kinds = {row.pk: row.row_offer.kind for row in rows if row.row_offer is not None}
     result = estimate(specs.values(), query.job)
     records, phrases = {}, {}
     for row in result.results:
@@ -180,7 +184,7 @@ def full_records(
         if only is None or key in only:
             records[key] = rounded(row.to_dict())
             phrases[key] = (row.verdict_phrase, row.reason_phrases)
-    return records, phrases, specs
+    return records, phrases, specs, kinds
 
 
 def run_estimate(
@@ -229,7 +233,7 @@ def run_estimate(
             top = dict.fromkeys(r.id for r in ranked if r.efficiency is not None)
             wanted |= set(list(top)[:CHART_INSTANCES])
     only = None if for_page else {(result.id, result.nodes) for result in page.object_list}
-    records, phrases, named = full_records(query, wanted, rates, absolute, only)
+    records, phrases, named, kinds = full_records(query, wanted, rates, absolute, only)
     if for_page:
         for result in results:  # the shown instances carry their names and addresses
             full = records.get((result["instance"]["id"], result["nodes"]))
@@ -237,7 +241,9 @@ def run_estimate(
                 result["instance"] = full["instance"]
     specs.update(named)
     page.object_list = [records[(result.id, result.nodes)] for result in page.object_list]
-    return EstimateRun(specs=specs, data=data, page=page, phrases=phrases, records=records)
+    return EstimateRun(
+        specs=specs, data=data, page=page, phrases=phrases, records=records, price_kinds=kinds
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -330,7 +336,12 @@ def page_context(
         key = (result["instance"]["id"], result["nodes"])
         row = display_row(result, job.overlap, run.phrases.get(key, (None, ())), money)
         slug = result["instance"].get("provider", "")
-        return row | {"provider_name": names.get(slug, slug)}
+        kind = run.price_kinds.get(result["instance"]["id"])
+        return row | {
+            "provider_name": names.get(slug, slug),
+            # Said beside the cost when it is not an on-demand price.
+            "price_kind": None if kind in (None, OfferKind.ON_DEMAND) else OfferKind(kind).label,
+        }
 
     counts = {1: 0, 2: 0, 3: 0}
     for result in results:

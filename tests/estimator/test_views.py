@@ -930,3 +930,13 @@ def test_the_page_names_providers_and_keeps_the_readers_currency(client, cluster
     assert "<small>acme</small>" not in results
     assert "/instances/acme/ib-8x/?currency=USD" in results
     assert "Acme Cloud ib.8x" in results  # the chart names its series the same way
+
+
+def test_a_cost_from_a_price_that_is_not_on_demand_says_its_kind(client, cluster):
+    # unpriced.8x gets a spot price only: its costs use it, and the page says so beside them.
+    make_offer(cluster["unpriced"], Region.objects.get(code="us-east-1"), price="9.00", kind="spot")
+    html = client.get("/estimate/?params_b=1&mode=train-fsdp&gpus=8").content.decode()
+    row = html.split("<code>unpriced.8x</code>", 1)[1].split("</tr>", 1)[0]
+    assert '<small class="price-kind">Spot / interruptible</small>' in row
+    ib = html.split("<code>ib.8x</code>", 1)[1].split("</tr>", 1)[0]
+    assert "price-kind" not in ib  # on demand: nothing to say
