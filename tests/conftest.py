@@ -9,6 +9,7 @@ import pytest
 from django.utils import translation
 
 from offerings.models import (
+    ExchangeRate,
     Fabric,
     GpuLink,
     GpuModel,
@@ -107,6 +108,17 @@ NVSWITCH_8 = {
     "domain_size": 8,
     "bandwidth_gbytes_per_s": 900,
 }
+
+
+@pytest.fixture
+def cny_rate(db) -> ExchangeRate:
+    """A CNY reference rate of 0.125 USD (8 CNY to the dollar, round figures for the tests)."""
+    return ExchangeRate.objects.create(
+        currency="CNY",
+        rate_date=date(2025, 10, 21),
+        usd_per_unit=Decimal("0.125"),
+        source_url="https://www.ecb.europa.eu/",
+    )
 
 
 @pytest.fixture

@@ -66,18 +66,7 @@ def test_every_preset_is_a_valid_filter_link_on_the_page(client, catalog, preset
     assert preset.query.replace("&", "&amp;") in client.get("/").content.decode()
 
 
-def test_prices_can_be_shown_in_cny(client, catalog):
-    from datetime import date
-    from decimal import Decimal
-
-    from offerings.models import ExchangeRate
-
-    ExchangeRate.objects.create(
-        currency="CNY",
-        rate_date=date(2025, 10, 21),
-        usd_per_unit=Decimal("0.125"),
-        source_url="https://www.ecb.europa.eu/",
-    )
+def test_prices_can_be_shown_in_cny(client, catalog, cny_rate):
     body = client.get("/?currency=CNY&provider=gcp").content.decode()
     assert "¥32.00" in body  # 4.00 USD per GPU-hour / 0.125
     assert "2025-10-21" in body or "Oct. 21, 2025" in body

@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-from datetime import date
-from decimal import Decimal
-
 import pytest
 
-from offerings.models import ExchangeRate, Fabric, GpuModel
+from offerings.models import Fabric, GpuModel
 
 pytestmark = pytest.mark.usefixtures("catalog")
 
@@ -407,13 +404,7 @@ def test_a_bad_run_length_is_a_400_naming_it(client, query):
         assert client.get(f"/plan/?{query}").status_code == 400
 
 
-def test_the_planner_results_are_a_table_with_the_totals_in_the_pages_currency(client):
-    ExchangeRate.objects.create(
-        currency="CNY",
-        rate_date=date(2025, 10, 21),
-        usd_per_unit=Decimal("0.125"),
-        source_url="https://www.ecb.europa.eu/stats/eurofxref/",
-    )
+def test_the_planner_results_are_a_table_with_the_totals_in_the_pages_currency(client, cny_rate):
     html = client.get("/zh-hans/plan/?gpus=16&gpu=h100-sxm").content.decode()
     table = html.split('<table class="plan-table">', 1)[1].split("</table>", 1)[0]
     headers = table.split("</thead>", 1)[0]

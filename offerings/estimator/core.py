@@ -345,6 +345,11 @@ class InstanceSpec:
             raise ValueError(f"gpu_count must be at least 1, not {self.gpu_count}")
 
 
+def nodes_for(gpus: int, per_node: int) -> int:
+    """The smallest number of nodes of `per_node` GPUs that gives `gpus` GPUs (at least one)."""
+    return max(1, math.ceil(gpus / per_node))
+
+
 @dataclass(frozen=True)
 class Job:
     """What the user wants to run (the contract's /api/estimate parameters)."""
@@ -373,7 +378,7 @@ class Job:
         or with `gpus` the smallest count reaching each (two GPU counts may need the same)."""
         if not self.gpus:
             return self.nodes
-        return tuple(sorted({max(1, math.ceil(g / gpu_count)) for g in self.gpus}))
+        return tuple(sorted({nodes_for(g, gpu_count) for g in self.gpus}))
 
     @property
     def columns(self) -> tuple[int, ...]:
@@ -384,7 +389,7 @@ class Job:
         """The columns a result of `nodes` nodes of `gpu_count` GPUs stands for."""
         if not self.gpus:
             return (nodes,)
-        return tuple(g for g in self.gpus if max(1, math.ceil(g / gpu_count)) == nodes)
+        return tuple(g for g in self.gpus if nodes_for(g, gpu_count) == nodes)
 
     def micro_batches(self, gpus: int) -> int:
         """k = max(1, ceil(tokens_per_step / (gpus x micro_batch_tokens))), in integers."""

@@ -600,12 +600,11 @@ def estimate(
     """
     results: list[EstimateResult] = []
     for instance in instances:
+        counts = job.node_counts(instance.gpu_count)
         if job.is_training:
-            counts = job.node_counts(instance.gpu_count)
             rows = [_training_row(instance, job, n, constants) for n in counts]
             results.extend(_training_verdicts(rows, constants))
         else:
-            counts = job.node_counts(instance.gpu_count)
             rows = [estimate_inference(instance, job, n, constants) for n in counts]
             results.append(choose_inference_row(rows))
     results.sort(key=lambda row: rank_key(row, inference=not job.is_training))

@@ -492,14 +492,19 @@ def job_inputs(
     ]
 
 
+def _sent(query: QueryDict, name: str) -> list[str]:
+    """The values of a repeated count (`gpus`, `nodes`) the query gives, empty ones left out."""
+    return [value.strip() for value in query.getlist(name) if value.strip()]
+
+
 def count_choices(query: QueryDict) -> tuple[str, list[dict[str, Any]]]:
     """The form's size question: GPU counts (GPU_CHOICES plus any other count the link
     carried), or node counts when the link names nodes (as /api/estimate's links do)."""
     name, choices = "gpus", GPU_CHOICES
-    sent = [value.strip() for value in query.getlist("gpus") if value.strip()]
-    if not sent and any(value.strip() for value in query.getlist("nodes")):
+    sent = _sent(query, "gpus")
+    if not sent and _sent(query, "nodes"):
         name, choices = "nodes", NODE_CHOICES
-        sent = [value.strip() for value in query.getlist("nodes") if value.strip()]
+        sent = _sent(query, "nodes")
     checked = set(sent) if sent else set(DEFAULT_GPUS)
     values = [str(n) for n in choices]
     values += [v for v in dict.fromkeys(sent) if v not in values and _NODE_COUNT.fullmatch(v)]
@@ -509,7 +514,7 @@ def count_choices(query: QueryDict) -> tuple[str, list[dict[str, Any]]]:
 def with_default_gpus(query: QueryDict) -> QueryDict:
     """The page's query with its default GPU counts when it names neither GPUs nor nodes (the
     API's default stays node counts)."""
-    if any(value.strip() for name in ("gpus", "nodes") for value in query.getlist(name)):
+    if _sent(query, "gpus") or _sent(query, "nodes"):
         return query
     query = query.copy()
     query.setlist("gpus", list(DEFAULT_GPUS))

@@ -61,7 +61,7 @@ from offerings.estimator.ranking import (
     lean_rows,
     ranked_results,
 )
-from offerings.models import InstanceType, OfferKind, Provider
+from offerings.models import InstanceType, OfferKind
 from offerings.money import RateTable
 from offerings.table.parameters import (
     ListingQuery,
@@ -325,12 +325,12 @@ def page_context(
     inference = not job.is_training
     results = run.data["results"]  # every result, ranked; the page shows run.page of them
 
-    rates = listing_reference(request).rates
-    money = money_formatter(context["currency"], rates)
-    context["display_rate"] = rates.display_rate(context["currency"])
+    reference = listing_reference(request)
+    money = money_formatter(context["currency"], reference.rates)
+    context["display_rate"] = reference.rates.display_rate(context["currency"])
 
     # The providers by their names in the page's language (the results carry their slugs).
-    names = {provider.slug: provider.local_name for provider in Provider.objects.all()}
+    names = dict(reference.choices["provider"])
 
     def shown(result: dict[str, Any]) -> dict[str, Any]:
         key = (result["instance"]["id"], result["nodes"])

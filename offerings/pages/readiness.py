@@ -80,8 +80,9 @@ class TypeSummary:
     `value`: the fabric kinds the types have; or GPUDirect RDMA as every RDMA type has it, else
     `VARIES`. `basis`: the weakest of the types' facts it rests on; `verified_at`: the oldest of
     their checks; `source_url`: the provider's list of those types on this site (a path; the
-    API makes it absolute), each with its own source. `counts`: how many types have each value ("yes", "no", "unknown"; or each fabric
-    kind). `stated`: the provider's curated row, when it says something else.
+    API makes it absolute), each with its own source. `counts`: how many types have each value
+    ("yes", "no", "unknown"; or each fabric kind). `stated`: the provider's curated row, when
+    it says something else.
     """
 
     fact: str
@@ -92,15 +93,10 @@ class TypeSummary:
     types: int
     counts: dict[str, int] = field(default_factory=dict)
     stated: ProviderReadiness | None = None
-    notes: str = ""
 
     @property
     def flag(self) -> bool | None:
         return self.value if isinstance(self.value, bool) else None
-
-    @property
-    def derived(self) -> bool:
-        return True
 
 
 def listed_types_path(provider: Provider) -> str:

@@ -13,13 +13,13 @@ shapes; the view does the database work and the estimator adds a job's figures.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal
 
 from django.utils.translation import gettext as _
 
+from offerings.estimator.core import nodes_for
 from offerings.models import FabricTechnology, InstanceType, LinkTechnology, Offer, OfferKind
 from offerings.money import RateTable
 
@@ -165,10 +165,6 @@ class Shape:
     @property
     def cost_per_billion_tokens(self) -> float | None:
         return (self.estimate or {}).get("cost_per_billion_tokens_usd")
-
-
-def nodes_for(gpus: int, per_node: int) -> int:
-    return max(1, math.ceil(gpus / per_node))
 
 
 def feasibility(

@@ -42,12 +42,10 @@ from offerings.table.parameters import (
 )
 from offerings.table.reference import listing_reference
 from offerings.table.rows import detail_path, money
-from offerings.web.caching import absolute_url, cached_response
+from offerings.web.caching import DISPLAY_ONLY, absolute_url, cached_response
 from offerings.web.context import request_currency
 
 PLAN_PARAMETERS = frozenset({"gpus", "max_price_per_hour", "tokens_total"})
-#: Names that change how the page shows money, not what it is asked: the empty form with them.
-DISPLAY_ONLY = frozenset({"currency"})
 
 
 @dataclass

@@ -160,9 +160,10 @@ def render_limited(view: Callable[..., HttpResponse]) -> Callable[..., HttpRespo
     return wrapper
 
 
-#: Names every cached view keeps, whatever it reads itself (with a value it can show: a junk
-#: value is dropped unless the view reads the name and answers it).
-KEPT_EVERYWHERE = frozenset({"currency"})
+#: Names that change how a page shows money, not what it is asked: every cached view keeps them,
+#: whatever it reads itself (with a value it can show: a junk value is dropped unless the view
+#: reads the name and answers it).
+DISPLAY_ONLY = frozenset({"currency"})
 
 
 def cached_response(
@@ -182,7 +183,7 @@ def cached_response(
             known = parameters() if callable(parameters) else parameters
             # The reader's currency is kept on every page: its links carry it on (the planner's
             # and the table's in the navigation), whether or not the page shows money itself.
-            kept = {name for name in KEPT_EVERYWHERE if request.GET.get(name) in DISPLAY_CURRENCIES}
+            kept = {name for name in DISPLAY_ONLY if request.GET.get(name) in DISPLAY_CURRENCIES}
             request.GET = known_query(request.GET, {*known, *kept})
             request.META["QUERY_STRING"] = request.GET.urlencode()  # get_full_path() echoes it
             request.catalog_version = catalog_version()

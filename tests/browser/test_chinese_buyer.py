@@ -2,26 +2,17 @@
 /zh-hans/, a search in Chinese, and a switch to USD that every page then keeps: the table, a
 detail page, the planner and the estimator, reached through the site's own links."""
 
-from datetime import date
-from decimal import Decimal
-
 import pytest
 
-from offerings.models import ExchangeRate, GpuModel, Provider
+from offerings.models import GpuModel, Provider
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
 @pytest.fixture
-def chinese_catalog(catalog):
+def chinese_catalog(catalog, cny_rate):
     Provider.objects.filter(slug="aws").update(name_zh="亚马逊云科技")
     GpuModel.objects.filter(slug="h100-sxm").update(bf16_dense_tflops=989.4)
-    ExchangeRate.objects.create(
-        currency="CNY",
-        rate_date=date(2025, 10, 21),
-        usd_per_unit=Decimal("0.125"),
-        source_url="https://www.ecb.europa.eu/stats/eurofxref/",
-    )
     return catalog
 
 
