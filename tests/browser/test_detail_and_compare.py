@@ -4,6 +4,8 @@ import re
 
 import pytest
 
+from tests.browser.waiting import wait_until
+
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
@@ -70,7 +72,7 @@ def test_the_compare_button_follows_the_reader_down_a_long_table(page, catalog):
         "window.scrollTo(0, document.querySelector('#results tbody tr:last-child')"
         ".getBoundingClientRect().bottom + window.scrollY - 200)"
     )
-    page.wait_for_function("window.scrollY > 1000")
+    wait_until(page, "window.scrollY > 1000")
     assert in_viewport(page, "a:has-text('Compare the 2 selected')")
     page.click("a:has-text('Compare the 2 selected')")
     page.wait_for_url(re.compile(r"/compare/\?ids="))
@@ -117,7 +119,7 @@ def test_the_compare_page_on_a_phone_shows_every_value_without_sideways_scrollin
     assert price.locator(".badge.lowest").is_visible()
     # The instance names stay in view while the reader scrolls down the facts.
     phone.evaluate("window.scrollTo(0, document.body.scrollHeight)")
-    phone.wait_for_function("window.scrollY > 300")
+    wait_until(phone, "window.scrollY > 300")
     assert in_viewport(phone, "table.compare thead th:nth-child(2)")
 
 

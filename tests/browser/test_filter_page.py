@@ -6,6 +6,8 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
+from tests.browser.waiting import wait_until
+
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
@@ -19,10 +21,10 @@ def test_choosing_filters_updates_the_table_and_the_url_without_a_reload(page, c
     page.evaluate("window.__marker = 'same document'")
     page.select_option("#id_nvlink", "true")
     page.wait_for_url(re.compile(r"nvlink=true"))
-    page.wait_for_function("document.querySelectorAll('#results tbody tr').length === 4")
+    wait_until(page, "document.querySelectorAll('#results tbody tr').length === 4")
     page.check("input[name=fabric][value=infiniband]")
     page.wait_for_url(re.compile(r"fabric=infiniband"))
-    page.wait_for_function("document.querySelectorAll('#results tbody tr').length === 1")
+    wait_until(page, "document.querySelectorAll('#results tbody tr').length === 1")
     assert row_names(page) == ["ib.8x"]
     assert page.evaluate("window.__marker") == "same document"  # htmx swapped, no reload
     assert "q=" not in page.url  # empty fields stay out of the shared link
@@ -33,10 +35,10 @@ def test_the_back_button_restores_the_previous_filters(page, catalog):
     page.goto("/")
     page.select_option("#id_nvlink", "false")
     page.wait_for_url(re.compile(r"nvlink=false"))
-    page.wait_for_function("document.querySelectorAll('#results tbody tr').length === 1")
+    wait_until(page, "document.querySelectorAll('#results tbody tr').length === 1")
     page.go_back()
     page.wait_for_url(re.compile(r"/$"))
-    page.wait_for_function("document.querySelectorAll('#results tbody tr').length === 6")
+    wait_until(page, "document.querySelectorAll('#results tbody tr').length === 6")
     expect(page.locator("#id_nvlink")).to_have_value("")
 
 
@@ -44,11 +46,11 @@ def test_sorting_by_a_column_header_flips_the_order(page, catalog):
     page.goto("/")
     page.click("th:has-text('GPUs') a")
     page.wait_for_url(re.compile(r"sort=gpu_count"))
-    page.wait_for_function("document.querySelector('th[aria-sort=ascending]') !== null")
+    wait_until(page, "document.querySelector('th[aria-sort=ascending]') !== null")
     assert row_names(page)[0] == "2A6000.20V"
     page.click("th:has-text('GPUs') a")
     page.wait_for_url(re.compile(r"sort=-gpu_count"))
-    page.wait_for_function("document.querySelector('th[aria-sort=descending]') !== null")
+    wait_until(page, "document.querySelector('th[aria-sort=descending]') !== null")
     assert row_names(page)[0] == "ib.8x"
 
 
@@ -88,7 +90,7 @@ def test_without_javascript_the_form_still_filters_as_a_plain_get(page_without_j
 
 
 def wait_for_rows(page, n: int) -> None:
-    page.wait_for_function(f"() => document.querySelectorAll('#results tbody tr').length === {n}")
+    wait_until(page, f"() => document.querySelectorAll('#results tbody tr').length === {n}")
 
 
 def test_the_language_switch_and_every_link_built_from_the_query_follow_later_filters(
@@ -119,7 +121,7 @@ def test_a_column_sort_is_shown_in_the_sort_menu_and_kept_by_the_next_filter(pag
     page.goto("/")
     page.click("th:has-text('GPUs') a")
     page.wait_for_url(re.compile(r"sort=gpu_count"))
-    page.wait_for_function("() => document.querySelector('th[aria-sort=ascending]') !== null")
+    wait_until(page, "() => document.querySelector('th[aria-sort=ascending]') !== null")
     expect(page.locator("#id_sort")).to_have_value("gpu_count")  # synced once htmx settles
     page.select_option("#id_nvlink", "true")
     page.wait_for_url(re.compile(r"nvlink=true"))
@@ -135,9 +137,7 @@ def test_next_page_takes_focus_and_the_view_to_the_results(page, catalog):
     assert page.evaluate("window.scrollY") > 0
     page.click(".pager a[rel=next]")
     page.wait_for_selector(".pager :text('Page 2 of 3')")
-    page.wait_for_function(
-        "() => document.activeElement && document.activeElement.id === 'results'"
-    )
+    wait_until(page, "() => document.activeElement && document.activeElement.id === 'results'")
     top = page.evaluate("document.getElementById('results').getBoundingClientRect().top")
     assert 0 <= top < 50
 
@@ -271,8 +271,9 @@ def test_sorting_keeps_the_keyboard_on_the_header_that_was_used(page, catalog):
     header.focus()
     page.keyboard.press("Enter")
     page.wait_for_url(re.compile(r"sort=gpu_count"))
-    page.wait_for_function(
+    wait_until(
+        page,
         "document.activeElement.closest('th') && "
-        "document.activeElement.closest('th').dataset.sortKey === 'gpu_count'"
+        "document.activeElement.closest('th').dataset.sortKey === 'gpu_count'",
     )
     assert page.evaluate("window.scrollY") > 0  # not thrown back to the top

@@ -9,6 +9,7 @@ from django.core.cache import cache
 from playwright.sync_api import expect
 
 from tests.browser.test_content_pages import RECORD_CSP
+from tests.browser.waiting import wait_until
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -52,12 +53,12 @@ def test_changing_the_filters_swaps_the_rows_keeps_the_page_and_the_quick_choice
     page.evaluate("window.__marker = 'same document'")
     page.select_option("#id_interconnect", "both")
     page.wait_for_url(re.compile(r"/nvlink-infiniband/\?.*interconnect=both"))
-    page.wait_for_function("document.querySelectorAll('#results tbody tr').length === 2")
+    wait_until(page, "document.querySelectorAll('#results tbody tr').length === 2")
     assert names(page) == ["efa.8x", "ib.8x"]
     assert page.get_attribute("#interconnect-choice a[aria-current]", "href").count("both") == 1
     page.check("input[name=fabric][value=efa]")
     page.wait_for_url(re.compile(r"fabric=efa"))
-    page.wait_for_function("document.querySelectorAll('#results tbody tr').length === 1")
+    wait_until(page, "document.querySelectorAll('#results tbody tr').length === 1")
     # The quick choices were swapped with the rows: choosing one keeps the fabric just ticked.
     page.click("#interconnect-choice a:text-is('NVLink')")
     page.wait_for_url(re.compile(r"interconnect=nvlink"))
@@ -102,9 +103,7 @@ def test_on_a_phone_the_rows_and_the_text_fit_the_screen(browser, live_server, c
         assert jump.is_visible()
         assert jump.bounding_box()["y"] < 844
         jump.click()
-        page.wait_for_function(
-            "document.getElementById('filters').getBoundingClientRect().top < 100"
-        )
+        wait_until(page, "document.getElementById('filters').getBoundingClientRect().top < 100")
         for part in ("#what-each-does", "#cost", "#questions"):
             width = page.locator(part).bounding_box()["width"]
             assert width <= 390
