@@ -703,7 +703,7 @@ class Fabric(Curated):
     bandwidth_gbits_per_s = models.PositiveIntegerField(
         null=True,
         blank=True,
-        help_text="Sum of back-end line rates per node; for plain Ethernet the front-end NICs.",
+        help_text="Sum of back-end line rates per node; empty for plain Ethernet (no back-end).",
     )
     rdma = models.BooleanField(null=True, blank=True)
     gpudirect_rdma = models.BooleanField(null=True, blank=True)
@@ -724,6 +724,18 @@ class Fabric(Curated):
         blank=True,
         validators=[validate_http_url],
         help_text="Where multi-node availability is stated.",
+    )
+    # The instance's general network, apart from the back-end above (the API's top-level
+    # `network_gbits_per_s`): stated on the same row so it carries a source, a date and a basis.
+    network_gbits_per_s = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="The instance's general network (VPC, storage, internet), Gb/s.",
+    )
+    network_shared = models.BooleanField(
+        null=True,
+        blank=True,
+        help_text="The back-end and the general network run over the same network cards.",
     )
     basis = models.JSONField(default=dict, blank=True, help_text=basis_map_help("fabric"))
 
@@ -767,6 +779,27 @@ class Fabric(Curated):
                 condition=~Q(technology__in=list(RDMA_FABRICS)) | ~Q(rdma=False),
                 name="fabric_rdma_technology_is_rdma",
                 violation_error_message="InfiniBand, RoCE, EFA and eRDMA are RDMA fabrics: RDMA cannot be no.",
+            ),
+            models.CheckConstraint(
+                condition=Q(network_gbits_per_s__isnull=True) | Q(network_gbits_per_s__gt=0),
+                name="fabric_network_positive",
+                violation_error_message="The general network must be more than zero Gb/s, or empty when unknown.",
+            ),
+            # Plain Ethernet means the general network only: no back-end figures to state.
+            models.CheckConstraint(
+                condition=~Q(technology="ethernet")
+                | Q(
+                    bandwidth_gbits_per_s__isnull=True,
+                    nics__isnull=True,
+                    port_speed_gbits_per_s__isnull=True,
+                ),
+                name="fabric_ethernet_has_no_backend",
+                violation_error_message="A type with plain Ethernet only has no back-end network: give its Gb/s as the general network.",
+            ),
+            models.CheckConstraint(
+                condition=~Q(technology="ethernet") | ~Q(network_shared=True),
+                name="fabric_ethernet_shares_nothing",
+                violation_error_message="With plain Ethernet only there is no back-end network to share the general one with.",
             ),
             models.CheckConstraint(
                 condition=~Q(multi_node=False) | Q(max_nodes__isnull=True) | Q(max_nodes=1),

@@ -39,6 +39,8 @@ FABRIC_FIELDS = (
     "multi_node",
     "max_nodes",
 )
+# The instance's general network (VPC, storage, internet): a top-level API field beside `fabric`.
+NETWORK_FIELDS = ("network_gbits_per_s", "network_shared")
 # Every fabric field that carries a basis in the database (the API reports FABRIC_FIELDS).
 FABRIC_BASIS_FIELDS = (
     "technology",
@@ -51,6 +53,7 @@ FABRIC_BASIS_FIELDS = (
     "multi_node",
     "max_nodes",
     "sales_only",
+    *NETWORK_FIELDS,
 )
 
 
@@ -134,14 +137,16 @@ class Rule:
     min_gpus: int = 1
     rack: str = ""  # the rack the provider must name ("" : no condition)
     needs_link: str = ""  # the link technology already known ("" : no condition)
+    needs_topology: str = ""  # the link topology already known ("" : no condition)
 
-    def applies(self, board: Board, technology: str) -> bool:
+    def applies(self, board: Board, technology: str, topology: str = "") -> bool:
         return (
             board.gpu in self.gpus
             and (self.gpu_count is None or board.gpu_count == self.gpu_count)
             and board.gpu_count >= self.min_gpus
             and (not self.rack or board.rack == self.rack)
             and (not self.needs_link or technology == self.needs_link)
+            and (not self.needs_topology or topology == self.needs_topology)
         )
 
 
@@ -167,8 +172,13 @@ def _oam8(slug: str, system: str, url: str, gpu: str, gbytes: int) -> Rule:
 
 
 def _nvlink_of(slug: str, system: str, url: str, gpus: set[str], generation: int, gbytes: int):
+    # A GPU's whole NVLink bandwidth reaches its peers through a switch. Without one (a slice of
+    # a 4-GPU board wired all-to-all, or a pair) each peer gets only its share of the links, so
+    # the figure follows only where the NVSwitch is known: from a board rule or from the source.
     facts = {"generation": generation, "bandwidth_gbytes_per_s": gbytes}
-    return Rule(slug, system, url, frozenset(gpus), facts, needs_link="nvlink")
+    return Rule(
+        slug, system, url, frozenset(gpus), facts, needs_link="nvlink", needs_topology="nvswitch"
+    )
 
 
 # The NVLink generation of each SXM module (the GPU's own specification).
@@ -345,10 +355,11 @@ def derive_link(
         return derived  # a verified absence: no rule adds anything to it
     conflicting: set[str] = set()
     for rule in RULES:
-        if not rule.applies(board, values["technology"] or "unknown"):
+        if not rule.applies(board, values["technology"] or "unknown", values["topology"] or ""):
             continue
-        needs = basis.get("technology") if rule.needs_link else PLATFORM
-        fact_basis = weakest(PLATFORM, gpu_basis, needs)
+        needs = [basis.get("technology")] if rule.needs_link else []
+        needs += [basis.get("topology")] if rule.needs_topology else []
+        fact_basis = weakest(PLATFORM, gpu_basis, *needs)
         for name, value in rule.facts.items():
             if values[name] is None:
                 if name in locked:

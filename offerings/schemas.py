@@ -209,7 +209,14 @@ class GpuLinkIn(BasisMixin, Sourced):
 
 
 class FabricIn(BasisMixin, Sourced):
-    """The inter-node fabric; leave a figure out when no source states it."""
+    """The back-end network GPU traffic between nodes uses, and beside it the instance's general
+    network (VPC, storage, internet); leave a figure out when no source states it.
+
+    A type whose only network is the general one has technology `ethernet` and no back-end
+    figures: its Gb/s go in `network_gbits_per_s`. Where the provider runs both over the same
+    network cards (AWS EFA and ENA, Alibaba's eRDMA on the VPC baseline), both fields carry their
+    stated figures (often one and the same) and `network_shared` says the two share them.
+    """
 
     technology: Literal["infiniband", "roce", "efa", "erdma", "tcpx", "ethernet", "unknown"]
     port_speed_gbits_per_s: int | None = Field(default=None, gt=0, le=10_000)
@@ -222,9 +229,24 @@ class FabricIn(BasisMixin, Sourced):
     max_nodes: int | None = Field(default=None, ge=1)
     sales_only: bool | None = None
     cluster_source_url: Url | None = None
+    network_gbits_per_s: int | None = Field(default=None, gt=0, le=100_000)
+    network_shared: bool | None = None
 
     @model_validator(mode="after")
     def _consistent(self) -> FabricIn:
+        backend = (self.bandwidth_gbits_per_s, self.nics, self.port_speed_gbits_per_s)
+        if self.technology == "ethernet" and any(v is not None for v in backend):
+            raise ValueError(
+                "an ethernet type has no back-end network: give its general network as "
+                "network_gbits_per_s, not bandwidth_gbits_per_s, nics or port_speed_gbits_per_s"
+            )
+        if self.network_shared and (
+            self.bandwidth_gbits_per_s is None or self.network_gbits_per_s is None
+        ):
+            raise ValueError(
+                "network_shared says both networks run over the same cards: give "
+                "bandwidth_gbits_per_s and network_gbits_per_s"
+            )
         if self.technology in NON_RDMA_FABRICS and (self.rdma or self.gpudirect_rdma):
             raise ValueError(f"{self.technology} is not RDMA: rdma/gpudirect_rdma must not be true")
         if self.technology in RDMA_FABRICS and self.rdma is False:

@@ -189,7 +189,7 @@ def catalog(db):
             name="pcie.4x",
             gpu_count=4,
             link={"technology": "none"},
-            fabric={"technology": "ethernet", "bandwidth_gbits_per_s": 100, "multi_node": False},
+            fabric={"technology": "ethernet", "network_gbits_per_s": 100, "multi_node": False},
         ),
         "bridge": make_instance(
             verda,

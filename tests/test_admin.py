@@ -324,7 +324,7 @@ def test_the_instance_list_summarises_nvlink_and_fabric(curator):
         name="pcie.4x",
         gpu_count=4,
         link={"technology": "none"},
-        fabric={"technology": "ethernet", "bandwidth_gbits_per_s": 100},
+        fabric={"technology": "ethernet", "network_gbits_per_s": 100},
     )
 
     page = curator.get(changelist(InstanceType)).content.decode()

@@ -249,6 +249,18 @@ BROKEN = [
         "fabric-consistency",
     ),
     (
+        "ethernet-multi-node-without-its-page",
+        'technology = "ethernet"',
+        'technology = "ethernet"\nmulti_node = true',
+        "multi-node-source",
+    ),
+    (
+        "ethernet-with-a-back-end-figure",
+        'technology = "ethernet"',
+        'technology = "ethernet"\nbandwidth_gbits_per_s = 100',
+        "schema",
+    ),
+    (
         "currency-without-rate",
         'currency = "CNY"\nobserved_at',
         'currency = "JPY"\nobserved_at',

@@ -157,6 +157,13 @@ BAD_ROWS = {
         c["instance"], technology="infiniband", rdma=False
     ),
     "fabric_single_node_max_one": lambda c: _fabric(c["instance"], multi_node=False, max_nodes=4),
+    "fabric_network_positive": lambda c: _fabric(c["instance"], network_gbits_per_s=0),
+    "fabric_ethernet_has_no_backend": lambda c: _fabric(
+        c["instance"], technology="ethernet", bandwidth_gbits_per_s=100
+    ),
+    "fabric_ethernet_shares_nothing": lambda c: _fabric(
+        c["instance"], technology="ethernet", network_gbits_per_s=100, network_shared=True
+    ),
     "exchangerate_unique": lambda c: [
         ExchangeRate.objects.create(
             currency="CNY", rate_date=NOW.date(), usd_per_unit=Decimal("0.14"), source_url=SOURCE

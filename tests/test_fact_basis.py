@@ -67,7 +67,7 @@ verified_at = 2026-11-01
 [instances.fabric]
 basis = "provider"
 technology = "ethernet"
-bandwidth_gbits_per_s = 100
+network_gbits_per_s = 100
 source_url = "https://acme.example/docs/pcie"
 verified_at = 2026-11-01
 """

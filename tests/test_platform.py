@@ -47,20 +47,27 @@ def test_a_platform_rule_on_a_gpu_only_a_third_party_names_is_third_party():
     assert set(derived.basis.values()) == {"third-party"}
 
 
-def test_the_per_model_bandwidth_needs_a_known_link_and_takes_its_basis():
+def test_the_per_model_bandwidth_needs_a_known_switched_link_and_takes_its_basis():
     assert derive_link(Board("gb200", 4), {}, {}).values["bandwidth_gbytes_per_s"] is None
     stated = {"technology": "nvlink"}
     derived = derive_link(Board("gb200", 4), stated, {"technology": "third-party"})
+    assert derived.values["bandwidth_gbytes_per_s"] is None  # no switch known: no figure
+    stated = {"technology": "nvlink", "topology": "nvswitch"}
+    derived = derive_link(
+        Board("gb200", 4), stated, {"technology": "provider", "topology": "third-party"}
+    )
     assert derived.values["bandwidth_gbytes_per_s"] == 1800
-    assert derived.basis["bandwidth_gbytes_per_s"] == "third-party"
+    assert derived.basis["bandwidth_gbytes_per_s"] == "third-party"  # the weakest input
 
 
 def test_a_slice_of_sxm_gpus_is_one_domain_of_its_gpus_but_its_topology_is_not_forced():
     derived = derive_link(Board("h100-sxm", 4), {}, {})
     assert derived.values["technology"] == "nvlink"
     assert derived.values["generation"] == 4
-    assert derived.values["bandwidth_gbytes_per_s"] == 900
-    assert derived.values["topology"] is None  # a switch partition or a switchless 4-GPU board
+    # A switch partition or a 4-GPU board wired all-to-all: each peer's share of the links is
+    # not the model's full figure, so without a named switch the bandwidth stays unknown.
+    assert derived.values["bandwidth_gbytes_per_s"] is None
+    assert derived.values["topology"] is None
     assert derived.values["domain_size"] == 4
     assert derived.rules["domain_size"] == "hgx-slice-4"
     assert derive_link(Board("b200", 2), {}, {}).values["domain_size"] == 2
@@ -88,7 +95,7 @@ def test_plain_ethernet_is_known_to_have_no_rdma_and_no_gpudirect_rdma():
 
     fabric = FabricIn(
         technology="ethernet",
-        bandwidth_gbits_per_s=100,
+        network_gbits_per_s=100,
         basis="provider",
         source_url="https://docs.example.com/",
         verified_at="2026-12-01",

@@ -291,7 +291,9 @@ CALIBRATION_POINTS: tuple[CalibrationPoint, ...] = (
         source_url="https://github.com/NVIDIA/nccl/issues/450",
         configuration="4 nodes x 8 V100-32G, 100 Gb/s TCP network; nccl-tests all_reduce 8M-128M, "
         "'best performance (bus-bw) between 4~6 GB/s': the midpoint, 5 GB/s, at 128 MiB",
-        instance=_node(8, _V100_SXM2, FabricSpec("ethernet", 100, True, None)),
+        instance=_node(
+            8, _V100_SXM2, FabricSpec("ethernet", None, True, None, network_gbits_per_s=100)
+        ),
         nodes=4,
         message_bytes=128 * 2**20,
         published_busbw_gbytes_per_s=5.0,
@@ -304,7 +306,12 @@ CALIBRATION_POINTS: tuple[CalibrationPoint, ...] = (
         source_url="https://github.com/NVIDIA/nccl/issues/209",
         configuration="2 nodes x 1 V100 over 32 Gb/s TCP; all_reduce_perf -b 1G -e 1G: 'not ... "
         "more than 60% of wire speed', i.e. 0.6 x 4 GB/s = 2.4 GB/s busbw (n = 2: busbw = algbw)",
-        instance=_node(1, _NONE, FabricSpec("ethernet", 32, True, None), pcie_generation=3),
+        instance=_node(
+            1,
+            _NONE,
+            FabricSpec("ethernet", None, True, None, network_gbits_per_s=32),
+            pcie_generation=3,
+        ),
         nodes=2,
         message_bytes=GIB,
         published_busbw_gbytes_per_s=2.4,

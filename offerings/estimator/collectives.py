@@ -122,10 +122,15 @@ def plan(instance: InstanceSpec, nodes: int, constants: Constants = DEFAULT_CONS
             missing.append(gettext_noop("fabric technology"))
         else:
             inter_kind = fabric.technology
-        if fabric.bandwidth_gbits_per_s is None or fabric.bandwidth_gbits_per_s <= 0:
-            missing.append(gettext_noop("fabric bandwidth"))
+        between = fabric.between_nodes_gbits_per_s
+        if between is None or between <= 0:
+            missing.append(
+                gettext_noop("network bandwidth")
+                if fabric.technology == "ethernet"
+                else gettext_noop("fabric bandwidth")
+            )
         else:
-            inter_raw = fabric.bandwidth_gbits_per_s / 8 / g
+            inter_raw = between / 8 / g
     return Plan(
         gpus=gpus,
         group_gpus=group,

@@ -209,7 +209,8 @@ FORMULA_MESSAGES: tuple[str, ...] = (
         "than the node"
     ),
     gettext_noop(
-        "B_inter (GB/s per GPU per direction) = fabric Gb/s per node / 8 / GPUs per node x factor"
+        "B_inter (GB/s per GPU per direction) = back-end fabric Gb/s per node (with plain "
+        "Ethernet, which has none: the general network's) / 8 / GPUs per node x factor"
     ),
     gettext_noop(
         "m = GPUs in one intra group = GPUs per node, or min(NVLink domain size, all GPUs) "
@@ -321,6 +322,16 @@ class FabricSpec:
     bandwidth_gbits_per_s: float | None = None  # per node, back-end ports summed
     multi_node: bool | None = None  # self-serve booking of >= 2 nodes on one fabric
     max_nodes: int | None = None
+    # The instance's general network (VPC): what nodes talk over when there is no back-end.
+    network_gbits_per_s: float | None = None
+
+    @property
+    def between_nodes_gbits_per_s(self) -> float | None:
+        """What a collective crosses between nodes: the back-end, or with plain Ethernet (no
+        back-end) the general network; None when unknown."""
+        if self.technology == "ethernet":
+            return self.network_gbits_per_s
+        return self.bandwidth_gbits_per_s
 
 
 @dataclass(frozen=True)

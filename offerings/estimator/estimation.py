@@ -428,7 +428,7 @@ def _training_verdicts(rows: list[EstimateResult], constants: Constants) -> list
 
 
 def _stage_phrase(row: EstimateResult) -> Phrase | None:
-    """'the fabric gives 30.0 GB/s per GPU (EFA)' for the slower communication stage."""
+    """'the network between nodes gives 30.0 GB/s per GPU (EFA)' for the slower communication stage."""
     if row.comm_inter_s and row.comm_intra_s is not None and row.comm_inter_s >= row.comm_intra_s:
         if row.inter_gbytes_per_s_per_gpu is None:
             return None

@@ -103,7 +103,7 @@ LINK_NAMES: dict[str, LinkName] = {
     "efa": LinkName("EFA"),
     "erdma": LinkName("eRDMA"),
     "tcpx": LinkName("GPUDirect-TCPX"),
-    "ethernet": LinkName(gettext_noop("Ethernet (TCP)")),
+    "ethernet": LinkName(gettext_noop("TCP over the general network")),
     "unknown": LinkName(gettext_noop("unknown")),
 }
 
@@ -478,7 +478,8 @@ PHRASES: dict[str, Wording] = {
     ),
     # The slowest stage, as a verdict quotes it
     "fabric-stage": Wording(
-        gettext_noop("the fabric gives %(bandwidth)s GB/s per GPU (%(link)s)"), _stage
+        gettext_noop("the network between nodes gives %(bandwidth)s GB/s per GPU (%(link)s)"),
+        _stage,
     ),
     "intra-stage": Wording(
         messages={

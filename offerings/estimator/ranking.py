@@ -62,6 +62,7 @@ SPEC_FIELDS = (
     "fabric__bandwidth_gbits_per_s",
     "fabric__multi_node",
     "fabric__max_nodes",
+    "fabric__network_gbits_per_s",
     "row_offer_id",
 )
 
@@ -83,13 +84,14 @@ def link_spec(technology, topology, generation, domain_size, bandwidth) -> GpuLi
     )
 
 
-def fabric_spec(technology, bandwidth, multi_node, max_nodes) -> FabricSpec:
+def fabric_spec(technology, bandwidth, multi_node, max_nodes, network=None) -> FabricSpec:
     """A fabric row's fields as the estimator's data (no row: all unknown)."""
     if technology is None:
         return FabricSpec()
     return FabricSpec(
         technology=technology,
         bandwidth_gbits_per_s=as_float(bandwidth),
+        network_gbits_per_s=as_float(network),
         multi_node=multi_node,
         max_nodes=max_nodes,
     )
@@ -130,7 +132,7 @@ def lean_rows(rows: QuerySet, rates: RateTable) -> list[tuple[Any, InstanceSpec,
         spec = shared.get(key)
         if spec is None:
             gpu_count, memory, tflops, pcie = key[:4]
-            link, fabric = key[4:9], key[9:13]
+            link, fabric = key[4:9], key[9:14]
             spec = shared[key] = InstanceSpec(
                 id=0,
                 name="",
@@ -364,7 +366,11 @@ def instance_spec(
         if link is not None
         else GpuLinkSpec(),
         fabric=fabric_spec(
-            fabric.technology, fabric.bandwidth_gbits_per_s, fabric.multi_node, fabric.max_nodes
+            fabric.technology,
+            fabric.bandwidth_gbits_per_s,
+            fabric.multi_node,
+            fabric.max_nodes,
+            fabric.network_gbits_per_s,
         )
         if fabric is not None
         else FabricSpec(),

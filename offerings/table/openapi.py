@@ -184,7 +184,9 @@ NVLINK = {
 
 FABRIC = {
     "type": "object",
-    "description": "Inter-node fabric. Bandwidth is the sum of back-end NIC line rates per node.",
+    "description": "The back-end network GPU traffic between nodes uses. Bandwidth is the sum "
+    "of back-end NIC line rates per node; null for `ethernet`, whose only network is the "
+    "general one (`network_gbits_per_s`).",
     "required": [*FABRIC_FIELDS, "basis"],
     "properties": {
         "technology": {
@@ -279,6 +281,9 @@ INSTANCE = {
         "ram_gib",
         "nvlink",
         "fabric",
+        "network_gbits_per_s",
+        "network_shared",
+        "network_basis",
         "gpu_link",
         "gpu_link_basis",
         "price",
@@ -301,6 +306,21 @@ INSTANCE = {
         "ram_gib": NULLABLE_NUMBER,
         "nvlink": NVLINK,
         "fabric": FABRIC,
+        "network_gbits_per_s": NULLABLE_INT
+        | {
+            "description": "The instance's general network (VPC, storage, internet) in Gb/s, "
+            "apart from the back-end `fabric`; null when no source states it. A type whose only "
+            "network is this one has fabric technology `ethernet` and no fabric bandwidth."
+        },
+        "network_shared": NULLABLE_BOOL
+        | {
+            "description": "true where the provider runs the back-end fabric and the general "
+            "network over the same network cards (AWS EFA and ENA, Alibaba eRDMA on the VPC "
+            "baseline), so the two kinds of traffic share their bandwidth. null when "
+            "network_gbits_per_s is."
+        },
+        "network_basis": BASIS
+        | {"nullable": True, "description": "The basis of network_gbits_per_s; null when unknown."},
         "gpu_link": {
             "type": "string",
             "enum": ["none", "nvlink", "infinity-fabric", "unknown"],

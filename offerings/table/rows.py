@@ -248,6 +248,20 @@ def serialize_fabric(instance: InstanceType) -> dict:
     return values | {"basis": known_basis(fabric.basis, values)}
 
 
+def general_network_of(instance: InstanceType) -> dict:
+    """The instance's general network (VPC, storage, internet), apart from `fabric`: its Gb/s,
+    whether the provider states that one figure for the back-end too, and the figure's basis."""
+    fabric = getattr(instance, "fabric", None)
+    gbits = fabric.network_gbits_per_s if fabric is not None else None
+    if gbits is None:
+        return {"network_gbits_per_s": None, "network_shared": None, "network_basis": None}
+    return {
+        "network_gbits_per_s": gbits,
+        "network_shared": bool(fabric.network_shared),
+        "network_basis": fabric.basis.get("network_gbits_per_s"),
+    }
+
+
 def sources_of(instance: InstanceType) -> list[str]:
     urls = [instance.source_url]
     for part in (getattr(instance, "gpu_link", None), getattr(instance, "fabric", None)):
@@ -286,6 +300,7 @@ def serialize_instance(
         "ram_gib": float(instance.ram_gib) if instance.ram_gib is not None else None,
         "nvlink": serialize_link(instance),
         "fabric": serialize_fabric(instance),
+        **general_network_of(instance),
         "gpu_link": gpu_link,
         "gpu_link_basis": gpu_link_basis,
         "price": serialize_offer(row_offer, count, rates, now) if row_offer else None,
@@ -405,6 +420,9 @@ EMPTY_ITEM = {
         "max_nodes": None,
         "basis": {},
     },
+    "network_gbits_per_s": None,
+    "network_shared": None,
+    "network_basis": None,
     "gpu_link": None,
     "gpu_link_basis": None,
     "price": None,

@@ -224,8 +224,23 @@ def fabric_badge(fabric, link=None) -> SafeString:
         html = _badge("tcp", _("Ethernet only"), basis)
     else:
         html = _badge("rdma", fabric.get_technology_display(), basis)
-    if fabric and fabric.bandwidth_gbits_per_s:
-        html += format_html(" <small>{} Gb/s</small>", fabric.bandwidth_gbits_per_s)
+    if not fabric:
+        return mark_safe(html)
+    network = fabric.network_gbits_per_s
+    if fabric.bandwidth_gbits_per_s:
+        if fabric.network_shared:
+            html += format_html(
+                " <small>{}</small>",
+                _("%(n)s Gb/s, shared with the general network")
+                % {"n": fabric.bandwidth_gbits_per_s},
+            )
+        else:
+            html += format_html(" <small>{} Gb/s</small>", fabric.bandwidth_gbits_per_s)
+    if network and not fabric.network_shared:
+        html += format_html(
+            '<br><small class="network">{}</small>',
+            _("general network %(n)s Gb/s") % {"n": network},
+        )
     return mark_safe(html)
 
 

@@ -282,7 +282,14 @@ def test_nvl72_inference_domain_grows_with_the_nodes_booked() -> None:
 def test_a_domain_larger_than_the_node_only_spans_nodes_through_nvswitch() -> None:
     # A 1-GPU slice of an 8-GPU mesh server: the other GPUs belong to other tenants.
     odd = GpuLinkSpec("nvlink", "hybrid-cube-mesh", 2, 8, 300)
-    the_plan = plan(make(gpus=1, link=odd, fabric=FabricSpec("ethernet", 25, True, None)), 2)
+    the_plan = plan(
+        make(
+            gpus=1,
+            link=odd,
+            fabric=FabricSpec("ethernet", None, True, None, network_gbits_per_s=25),
+        ),
+        2,
+    )
     assert (the_plan.group_gpus, the_plan.groups) == (1, 2)
 
 
@@ -304,8 +311,17 @@ FABRICS = ("infiniband", "roce", "efa", "tcpx", "ethernet")
 def test_more_fabric_bandwidth_never_slows_a_step(mode: str, fabric: str) -> None:
     job = Job(params_b=13, mode=mode)
     for nodes in (1, 2, 3, 8, 64):
+        # Plain Ethernet has no back-end: its nodes talk over the general network.
         steps = [
-            estimate_training(make(fabric=FabricSpec(fabric, gbps, True, None)), job, nodes).step_s
+            estimate_training(
+                make(
+                    fabric=FabricSpec(fabric, gbps, True, None)
+                    if fabric != "ethernet"
+                    else FabricSpec(fabric, None, True, None, network_gbits_per_s=gbps)
+                ),
+                job,
+                nodes,
+            ).step_s
             for gbps in (10, 100, 400, 800, 1600, 3200, 6400)
         ]
         assert all(a >= b for a, b in pairwise(steps)), (nodes, steps)
@@ -335,7 +351,9 @@ def test_faster_pcie_never_slows_a_step() -> None:
     "instance",
     [
         make(),
-        make(link=NO_LINK, fabric=FabricSpec("ethernet", 100, True, None)),
+        make(
+            link=NO_LINK, fabric=FabricSpec("ethernet", None, True, None, network_gbits_per_s=100)
+        ),
         make(link=LINKS["bridge"], fabric=FabricSpec("efa", 400, True, None)),
         make(gpus=4, link=NVL72, fabric=FabricSpec("infiniband", 1600, True, None)),
         make(gpus=1, link=NO_LINK, fabric=FabricSpec("tcpx", 200, True, None)),
@@ -358,7 +376,9 @@ def test_more_nodes_never_raise_efficiency(mode: str, instance: InstanceSpec) ->
 
 
 def test_overlap_hides_communication_but_never_compute() -> None:
-    instance = make(link=NO_LINK, fabric=FabricSpec("ethernet", 100, True, None))
+    instance = make(
+        link=NO_LINK, fabric=FabricSpec("ethernet", None, True, None, network_gbits_per_s=100)
+    )
     rows = [
         estimate_training(instance, Job(params_b=7, mode="train-fsdp", overlap=o), 4)
         for o in (0.0, 0.5, 1.0)
@@ -497,7 +517,9 @@ def test_inference_has_one_row_per_instance_at_the_smallest_node_count_that_fits
 
 
 def test_verdict_names_the_node_count_where_communication_takes_over() -> None:
-    slow = make(link=NO_LINK, fabric=FabricSpec("ethernet", 25, True, None))
+    slow = make(
+        link=NO_LINK, fabric=FabricSpec("ethernet", None, True, None, network_gbits_per_s=25)
+    )
     job = Job(params_b=7, mode="train-fsdp", tokens_per_step=262_144, nodes=(1, 2, 4, 8, 16))
     rows = {r.nodes: r for r in estimate([slow], job).results}
     assert rows[1].efficiency >= 0.5
@@ -506,13 +528,18 @@ def test_verdict_names_the_node_count_where_communication_takes_over() -> None:
     last_good = max(n for n, r in rows.items() if r.efficiency >= 0.5)
     verdict = rows[max(bound)].verdict
     assert verdict.startswith(f"communication-bound beyond {last_good} node")
-    assert "GB/s per GPU (Ethernet (TCP))" in verdict
+    assert "GB/s per GPU (TCP over the general network)" in verdict
 
 
 def test_inference_rows_name_domains_that_hold_the_model_and_cost_tp_otherwise() -> None:
     job = Job(params_b=70, mode="inference", context_tokens=32_768, nodes=(1,))
     hgx = make(id=1)
-    pcie = make(id=2, link=NO_LINK, memory_gib=48, fabric=FabricSpec("ethernet", 100, True, None))
+    pcie = make(
+        id=2,
+        link=NO_LINK,
+        memory_gib=48,
+        fabric=FabricSpec("ethernet", None, True, None, network_gbits_per_s=100),
+    )
     small = make(id=3, gpus=1, link=NO_LINK, memory_gib=80, price=3.0)
     rows = {r.instance["id"]: r for r in estimate([hgx, pcie, small], job).results}
     assert rows[1].fits

@@ -95,13 +95,13 @@ EXAMPLES: list[tuple[Phrase, str]] = [
     (
         Phrase("if-it-fitted", {"reasons": (NO_BOOKING,), "verdict": EFFICIENT}),
         "does not fit (2 nodes: no self-serve multi-node booking (one node, or sales only)); "
-        "if it did: 91% efficient: communication adds 9% to the step; slowest link: the fabric "
-        "gives 1,234.6 GB/s per GPU (Ethernet (TCP))",
+        "if it did: 91% efficient: communication adds 9% to the step; slowest link: the network "
+        "between nodes gives 1,234.6 GB/s per GPU (TCP over the general network)",
     ),
     (
         Phrase("communication-bound", {"beyond": 2, "at": None, "stage": FABRIC}),
-        "communication-bound beyond 2 nodes: the fabric gives 1,234.6 GB/s per GPU "
-        "(Ethernet (TCP))",
+        "communication-bound beyond 2 nodes: the network between nodes gives 1,234.6 GB/s per GPU "
+        "(TCP over the general network)",
     ),
     (
         Phrase("communication-bound", {"beyond": None, "at": 1, "stage": None}),
@@ -110,8 +110,8 @@ EXAMPLES: list[tuple[Phrase, str]] = [
     (Phrase("no-communication", {"efficiency": 1.0}), "100% efficient: no communication"),
     (
         EFFICIENT,
-        "91% efficient: communication adds 9% to the step; slowest link: the fabric gives "
-        "1,234.6 GB/s per GPU (Ethernet (TCP))",
+        "91% efficient: communication adds 9% to the step; slowest link: the network between nodes gives "
+        "1,234.6 GB/s per GPU (TCP over the general network)",
     ),
     (
         Phrase("fits-domain", {"domain_gpus": 8, "needed_gib": 150.0}),
@@ -136,7 +136,7 @@ EXAMPLES: list[tuple[Phrase, str]] = [
         "does not fit: 2 nodes: no self-serve multi-node booking (one node, or sales only); "
         "tensor-parallel traffic over NVLink with NVSwitch SHARP costs about 1.23 ms per token",
     ),
-    (FABRIC, "the fabric gives 1,234.6 GB/s per GPU (Ethernet (TCP))"),
+    (FABRIC, "the network between nodes gives 1,234.6 GB/s per GPU (TCP over the general network)"),
     *[
         (
             Phrase(
@@ -227,11 +227,11 @@ def test_link_kinds_are_named_once_for_sentences_and_table_cells():
     )
     with translation.override("en"):
         assert page.link_label("nvlink-sharp") == "NVLink + NVSwitch SHARP"
-        assert page.link_label("ethernet") == "Ethernet (TCP)"
+        assert page.link_label("ethernet") == "TCP over the general network"
         assert page.link_label("roce") == "RoCE"
         assert page.link_label("something-new") == "something-new"
     with translation.override("zh-hans"):
-        assert page.link_label("ethernet") == "TCP 以太网"
+        assert page.link_label("ethernet") == "通用网络上的 TCP"
         assert page.link_label("unknown") == "未知"
         assert page.link_label("nvlink-sharp") == "NVLink + NVSwitch SHARP"
     assert set(LINK_NAMES) >= {"nvlink", "nvlink-sharp", "pcie", "infiniband", "efa", "unknown"}

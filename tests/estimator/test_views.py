@@ -70,7 +70,7 @@ def make_cluster() -> dict:
             l40s,
             name="pcie.8x",
             link={"technology": "none"},
-            fabric={"technology": "ethernet", "bandwidth_gbits_per_s": 100, "multi_node": True},
+            fabric={"technology": "ethernet", "network_gbits_per_s": 100, "multi_node": True},
         ),
         "single": make_instance(
             verda,
@@ -734,12 +734,18 @@ def test_70b_fsdp_shows_why_infiniband_and_nvswitch_nodes_win_beyond_one_node(cl
     assert switched_rdma
     assert pcie_or_tcp
     assert min(switched_rdma) > max(pcie_or_tcp)
+    # The verdict names the stage that binds: for a TCP row, the network between nodes.
+    bound = [
+        r["verdict"]
+        for r in at_16
+        if r["inter_link"] == "ethernet" and r["verdict"].startswith("communication-bound")
+    ]
+    assert bound
+    assert all("the network between nodes gives" in verdict for verdict in bound)
     html = client.get(f"/estimate/?{SEVENTY_B}").content.decode()
     assert "Why the interconnect decides beyond one node" in html
     assert "NVLink + NVSwitch SHARP / InfiniBand" in html
-    assert "PCIe / Ethernet (TCP)" in html
-    assert "communication-bound" in html
-    assert "the fabric gives" in html
+    assert "PCIe / TCP over the general network" in html
 
 
 def test_70b_inference_at_32k_names_the_instances_one_nvlink_domain_holds_it_on(client, shipped):

@@ -64,6 +64,8 @@ RULES = {
     "nvlink-bandwidth": "NVLink bandwidth matches the GPU's generation (A100 600, H100 900, ...)",
     "fabric-bandwidth": "fabric bandwidth equals nics x port speed when all three are given",
     "fabric-consistency": "multi-node, sales-only, max-nodes and GPUDirect flags agree",
+    "multi-node-source": "a plain-Ethernet type's multi_node = true names the page that documents "
+    "booking nodes together (cluster_source_url)",
     "duplicate-slug": "no slug (provider, instance, GPU, rate) is defined twice",
     "price-currency": "every price's currency is USD or has a reference exchange rate",
     "price-date": "no price is observed in the future",
@@ -250,6 +252,17 @@ def _fabric_problems(entry: InstanceIn) -> list[tuple[str, str]]:
         )
     if fabric.max_nodes is not None and fabric.multi_node is not True:
         found.append(("fabric-consistency", "max_nodes given without multi_node = true"))
+    # With no back-end fabric, nothing but a page about booking nodes together (a cluster,
+    # placement group, instant cluster) says multi-node work is offered; "instances in one VPC
+    # reach each other" does not.
+    if fabric.technology == "ethernet" and fabric.multi_node and not fabric.cluster_source_url:
+        found.append(
+            (
+                "multi-node-source",
+                "multi_node = true over plain Ethernet needs cluster_source_url: the page that "
+                "documents booking several nodes together",
+            )
+        )
     return found
 
 
@@ -328,7 +341,14 @@ def catalog_facts(fixtures: Path) -> list[coverage.Facts]:
             link = platform.link_of_entry(entry)
             fabric, fabric_basis = platform.fabric_of_entry(entry)
             rows.append(
-                coverage.Facts(catalog.provider.slug, link.values, link.basis, fabric, fabric_basis)
+                coverage.Facts(
+                    catalog.provider.slug,
+                    link.values,
+                    link.basis,
+                    fabric,
+                    fabric_basis,
+                    priced=bool(entry.prices),
+                )
             )
     return rows
 
