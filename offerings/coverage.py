@@ -177,6 +177,7 @@ def table_rows(overall: Mapping[str, Cell]) -> list[dict]:
                 "target": measure.target,
                 "meets": meets(measure, cell),
                 "by_basis": [cell.by_basis.get(basis, 0) for basis in BASES],
+                "has_basis": measure.part != "price",  # a price has a source, not a basis
             }
         )
     return rows

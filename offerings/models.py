@@ -486,6 +486,11 @@ class InstanceType(Curated):
     setup_notes = models.TextField(
         blank=True, help_text="NCCL, EFA plugin, TCPX stack, placement groups, ..."
     )
+    aliases = models.TextField(
+        blank=True,
+        help_text="Other names the type is known by (a former name, a description), one per "
+        "line; the search finds them too.",
+    )
 
     is_verified = models.BooleanField(default=False)
     is_hidden = models.BooleanField(default=False)

@@ -372,6 +372,8 @@ class InstanceIn(Sourced):
     minimum_term_hours: int | None = Field(default=None, ge=0)
     notes: str = ""
     setup_notes: str = ""
+    # Other names a buyer may type: a former name, the description a source used before the SKU.
+    aliases: tuple[str, ...] = ()
     nvlink: GpuLinkIn
     fabric: FabricIn
     prices: tuple[PriceIn, ...] = ()

@@ -122,6 +122,25 @@ class TestTheShippedCatalog:
     def test_the_table_shows_the_general_network_beside_the_fabric(self, client):
         page = client.get("/?provider=tencent").content.decode()
         assert "general network 50 Gb/s" in page
+        # HCCPNV6: a third party says 3.2 Tb/s of RDMA without naming InfiniBand or RoCE.
+        assert "RDMA (kind not stated)" in page
+
+    def test_the_compare_page_and_the_planner_name_the_general_network(self, client):
+        ids = "tencent/gt4-41xlarge948,aws/g6e-48xlarge"
+        page = " ".join(client.get(f"/compare/?ids={ids}").content.decode().split())
+        assert "General network Gb/s" in page
+        assert "none: general network only" in page
+        body = client.get("/api/plan", {"gpus": 16, "provider": "tencent"}).json()
+        gt4 = next(r for r in body["results"] if r["instance"]["name"] == "GT4.41XLARGE948")
+        assert gt4["fabric"] == "ethernet"
+        assert gt4["fabric_gbits_per_s_per_gpu"] is None
+        assert gt4["network_gbits_per_s_per_gpu"] == 50 / 8
+        plan = client.get("/plan/", {"gpus": 16, "provider": "tencent"}).content.decode()
+        assert "TCP over the general network" in plan
+
+    def test_the_diagram_draws_the_general_network_of_a_plain_ethernet_node(self, client):
+        page = client.get("/instances/tencent/gt4-41xlarge948/").content.decode()
+        assert "general network 50 Gb/s" in page.split("<svg", 1)[1]
 
     def test_a_vpc_page_no_longer_makes_a_type_multi_node(self):
         vpc_pages = ("virtual-private-cloud", "doc-detail/100380", "vpc/faq", "network-throughput")

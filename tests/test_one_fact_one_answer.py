@@ -61,8 +61,8 @@ def test_the_three_disagreements_of_the_issue_are_gone(client):
     assert alibaba["value"] == VARIES
     assert alibaba["stated"]["value"] is True
     assert "sccgn" in alibaba["stated"]["source_url"]
-    # Tencent's network: every listed type is Ethernet, so is the provider's summary.
-    assert facts["tencent"]["fabrics"]["value"] == ["ethernet"]
+    # Tencent's network: its GPU VMs are Ethernet and its HCC types RoCE, so is the summary.
+    assert facts["tencent"]["fabrics"]["value"] == ["roce", "ethernet"]
     for prefix, unknown, varies in (
         ("", "unknown", "varies by type"),
         ("/zh-hans", "未知", "因类型而异"),
@@ -70,7 +70,9 @@ def test_the_three_disagreements_of_the_issue_are_gone(client):
         tencent = client.get(f"{prefix}/providers/tencent/").content.decode()
         card = tencent.split('id="readiness"', 1)[1].split("</section>", 1)[0]
         fabrics = card.split('data-fact="fabrics"', 1)[1].split("</dd>", 1)[0]
-        assert unknown not in fabrics
+        assert "RoCE" in fabrics
+        # HCCPNV6: a third party says RDMA without naming its kind, counted as one unknown.
+        assert f"1 {unknown}" in fabrics
         page = client.get(f"{prefix}/providers/alibaba/").content.decode()
         card = page.split('id="readiness"', 1)[1].split("</section>", 1)[0]
         gpudirect = card.split('data-fact="gpudirect_rdma"', 1)[1].split("</dd>", 1)[0]

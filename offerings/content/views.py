@@ -14,7 +14,7 @@ from django.conf import settings
 from django.contrib.postgres.aggregates import ArrayAgg
 from django.contrib.sitemaps import Sitemap
 from django.db.models import CharField, Count, Exists, Max, OuterRef, Q, Subquery, Value
-from django.db.models.functions import Concat
+from django.db.models.functions import Concat, Lower
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import NoReverseMatch, reverse
@@ -181,7 +181,7 @@ def about_data(request: HttpRequest) -> HttpResponse:
             distinct=True,
         ),
         last_refresh=Subquery(last_refresh.values("finished_at")[:1]),
-    ).order_by("name")
+    ).order_by(Lower("name"))
     rates = list(ExchangeRate.objects.order_by("currency", "-rate_date").distinct("currency"))
     for rate in rates:
         rate.per_usd = 1 / rate.usd_per_unit

@@ -125,7 +125,7 @@ def plan(instance: InstanceSpec, nodes: int, constants: Constants = DEFAULT_CONS
         between = fabric.between_nodes_gbits_per_s
         if between is None or between <= 0:
             missing.append(
-                gettext_noop("network bandwidth")
+                gettext_noop("general network bandwidth")
                 if fabric.technology == "ethernet"
                 else gettext_noop("fabric bandwidth")
             )

@@ -82,9 +82,20 @@ FACTS: list[Fact] = [
     (
         _("Back-end Gb/s per node"),
         _("Sum of the GPU-facing NICs; front-end NICs are not counted."),
-        lambda r: r.fabric.bandwidth_gbits_per_s,
+        lambda r: (
+            _("none: general network only")
+            if r.fabric.technology == "ethernet"
+            else r.fabric.bandwidth_gbits_per_s
+        ),
     ),
     (_("Back-end NICs"), "", lambda r: r.fabric.nics),
+    (
+        _("General network Gb/s"),
+        _(
+            "VPC, storage and internet traffic; plain-Ethernet nodes also talk to each other over it."
+        ),
+        lambda r: r.fabric.network_gbits_per_s,
+    ),
     (
         _("GPUDirect RDMA"),
         _("NICs read and write GPU memory directly, without a copy through the host."),

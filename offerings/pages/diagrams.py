@@ -166,6 +166,8 @@ def topology_svg(instance: InstanceType, layout: Layout = WIDE) -> SafeString:
     nic_top = host_y + 50
     nic_count = fabric.nics if fabric and fabric.nics else 0
     fabric_name = fabric.get_technology_display() if fabric else _("Unknown")
+    if fabric and fabric.technology == "unknown" and fabric.rdma:
+        fabric_name = _("RDMA (kind not stated)")
     if nic_count:
         nics = _row_positions(nic_count, layout.nics_per_row, NIC_W, NIC_GAP, nic_top, NIC_H, width)
         for index, (x, y) in enumerate(nics):
@@ -181,11 +183,13 @@ def topology_svg(instance: InstanceType, layout: Layout = WIDE) -> SafeString:
     parts.append(PEN.line(width / 2, fabric_y - 30 + NIC_H, width / 2, fabric_y, "fabric-link"))
     fabric_w = min(400, width - 40)
     parts.append(PEN.rect((width - fabric_w) / 2, fabric_y, fabric_w, 30, "fabric"))
-    bandwidth = (
-        _("%(gbps)s Gb/s per node") % {"gbps": fabric.bandwidth_gbits_per_s}
-        if fabric and fabric.bandwidth_gbits_per_s
-        else _("bandwidth unknown")
-    )
+    if fabric and fabric.bandwidth_gbits_per_s:
+        bandwidth = _("%(gbps)s Gb/s per node") % {"gbps": fabric.bandwidth_gbits_per_s}
+    elif fabric and fabric.technology == "ethernet" and fabric.network_gbits_per_s:
+        # No back-end: the nodes talk over the general network, whose figure is known.
+        bandwidth = _("general network %(n)s Gb/s") % {"n": fabric.network_gbits_per_s}
+    else:
+        bandwidth = _("bandwidth unknown")
     parts.append(PEN.text(width / 2, fabric_y + 19, f"{fabric_name} · {bandwidth}"))
     height = fabric_y + 40
 

@@ -324,7 +324,8 @@ def readiness_facts(provider: Provider, facts: list[TypeFact] | None = None) -> 
 @cached_response()
 def provider_comparison(request: HttpRequest) -> HttpResponse:
     """`/providers/`: every provider's readiness facts side by side, unknowns said so."""
-    providers = list(listed_providers())
+    # By the name the reader sees, whatever its case ("CUDO Compute" after "CoreWeave").
+    providers = sorted(listed_providers(), key=lambda provider: provider.local_name.casefold())
     facts = type_facts(providers)
     table = [(provider, readiness_facts(provider, facts[provider.pk])) for provider in providers]
     known = sum(1 for _provider, facts in table for fact in facts if fact.known)

@@ -26,6 +26,7 @@ from offerings.pages.comparison import compare_table
 from offerings.pages.diagrams import NARROW, price_history_svg, topology_svg
 from offerings.pages.forms import CorrectionForm
 from offerings.pages.price_pages import price_links
+from offerings.schemas import instance_slug
 from offerings.table.parameters import (
     NVLINK_TECHNOLOGIES,
     PARTIAL_TOPOLOGIES,
@@ -111,11 +112,31 @@ def instance_detail(request: HttpRequest, provider: str, slug: str) -> HttpRespo
     if provider in Provider.ALIASES:
         canonical = {"provider": Provider.ALIASES[provider], "slug": slug}
         return redirect("offerings:instance-detail", permanent=True, **canonical)
-    instance = _visible_instance(provider, slug)
+    try:
+        instance = _visible_instance(provider, slug)
+    except Http404:
+        renamed = _renamed_to(provider, slug)
+        if renamed is None:
+            raise
+        target = reverse(
+            "offerings:instance-detail", kwargs={"provider": provider, "slug": renamed}
+        )
+        query = request.GET.urlencode()
+        return redirect(f"{target}?{query}" if query else target, permanent=True)
     context = _detail_context(instance, request_currency(request)) | {
         "reported": request.GET.get("reported") == "1"
     }
     return render(request, "offerings/instance_detail.html", context)
+
+
+def _renamed_to(provider: str, slug: str) -> str | None:
+    """The slug of the visible type that `slug` names by one of its aliases (a former name or
+    slug, kept when the type was renamed), or None."""
+    candidates = InstanceType.objects.visible().filter(provider__slug=provider).exclude(aliases="")
+    for current, aliases in candidates.values_list("slug", "aliases"):
+        if any(slug in (alias, instance_slug(alias)) for alias in aliases.splitlines()):
+            return current
+    return None
 
 
 @require_POST

@@ -39,6 +39,7 @@ class PlanFabric:
     multi_node: bool | None
     max_nodes: int | None
     sales_only: bool | None
+    network_gbits_per_s: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +62,7 @@ class PlanRow:
         "fabric__multi_node",
         "fabric__max_nodes",
         "fabric__sales_only",
+        "fabric__network_gbits_per_s",
     )
 
     @classmethod
@@ -148,6 +150,12 @@ class Shape:
     @property
     def fabric_gbits_per_s_per_gpu(self) -> float | None:
         total = self.instance.fabric.bandwidth_gbits_per_s
+        return None if total is None else total / self.instance.gpu_count
+
+    @property
+    def network_gbits_per_s_per_gpu(self) -> float | None:
+        """The general network per GPU: what nodes with plain Ethernet only talk over."""
+        total = self.instance.fabric.network_gbits_per_s
         return None if total is None else total / self.instance.gpu_count
 
     @property

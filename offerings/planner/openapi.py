@@ -27,6 +27,7 @@ SHAPE = {
         "price_per_gpu_hour_usd",
         "fabric",
         "fabric_gbits_per_s_per_gpu",
+        "network_gbits_per_s_per_gpu",
         "one_nvlink_domain",
     ],
     "properties": {
@@ -73,7 +74,13 @@ SHAPE = {
         },
         "price_per_gpu_hour_usd": NULLABLE_NUMBER,
         "fabric": {"type": "string", "description": "The fabric technology between nodes"},
-        "fabric_gbits_per_s_per_gpu": NULLABLE_NUMBER,
+        "fabric_gbits_per_s_per_gpu": NULLABLE_NUMBER
+        | {"description": "The back-end fabric's Gb/s per GPU; null for plain Ethernet"},
+        "network_gbits_per_s_per_gpu": NULLABLE_NUMBER
+        | {
+            "description": "The general network's Gb/s per GPU: what nodes talk over when the "
+            "fabric is plain Ethernet; null when no source states it"
+        },
         "one_nvlink_domain": {
             **NULLABLE_BOOL,
             "description": "Whether every GPU of the shape is in one NVLink (or Infinity "

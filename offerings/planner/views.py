@@ -228,6 +228,7 @@ def serialize_shape(shape: core.Shape, absolute) -> dict:
         "price_per_gpu_hour_usd": money(shape.price_per_gpu_hour_usd),
         "fabric": instance.fabric.technology,
         "fabric_gbits_per_s_per_gpu": shape.fabric_gbits_per_s_per_gpu,
+        "network_gbits_per_s_per_gpu": shape.network_gbits_per_s_per_gpu,
         "one_nvlink_domain": shape.one_nvlink_domain,
         "purchase_modes": [mode.as_json() for mode in shape.modes],
     }

@@ -373,13 +373,14 @@ class ListingParameters:
 
 
 def text_condition(value: str) -> Q:
-    """Every word of `q` in the type's, its provider's (English or Chinese) or its GPU's name or
-    slug."""
+    """Every word of `q` in the type's name, slug or other names (aliases), its provider's
+    (English or Chinese) or its GPU's name or slug."""
     condition = Q()
     for term in value.split():
         condition &= (
             Q(name__icontains=term)
             | Q(slug__icontains=term)
+            | Q(aliases__icontains=term)
             | Q(provider__name__icontains=term)
             | Q(provider__name_zh__icontains=term)
             | Q(provider__slug__icontains=term)

@@ -211,7 +211,10 @@ def fabric_badge(fabric, link=None) -> SafeString:
     performs across nodes is unknown: fast inside the node says nothing about between nodes.
     """
     basis = (fabric.basis or {}).get("technology") if fabric else None
-    if not fabric or fabric.technology == "unknown":
+    if fabric and fabric.technology == "unknown" and fabric.rdma:
+        # A source says RDMA but not which kind (InfiniBand or RoCE): say what is known.
+        html = _badge("rdma", _("RDMA (kind not stated)"), (fabric.basis or {}).get("rdma"))
+    elif not fabric or fabric.technology == "unknown":
         html = format_html('<span class="badge unknown">{}</span>', _("unknown"))
         if getattr(link, "technology", None) in ("nvlink", "infinity-fabric"):
             html += format_html(

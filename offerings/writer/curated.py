@@ -281,7 +281,8 @@ def load_instance(
     parts = {"nvlink", "fabric", "prices", "purchase_modes"}  # rows of their own
     data = entry.model_dump(mode="json", exclude=parts)
     values = entry.model_dump(exclude=parts | {"slug", "gpu"})
-    values |= _sourced(entry) | {"gpu": gpus[entry.gpu]}
+    values |= _sourced(entry) | {"gpu": gpus[entry.gpu], "aliases": "\n".join(entry.aliases)}
+    values["is_active"] = True  # listed again after a retirement
     instance = _upsert_curated(
         InstanceType,
         {"provider": provider, "slug": entry.resolved_slug},
@@ -300,6 +301,22 @@ def load_instance(
         record_catalog_price(instance, regions[price.region], price, rates, counts)
     retire_unlisted_prices(instance, entry.prices, regions, counts)
     return instance
+
+
+def retire_unlisted_instances(provider: Provider, listed: list[int], counts: LoadCounts) -> None:
+    """Retire the types an earlier load wrote from a fixture entry that is gone (renamed, or taken
+    out): they stop showing, their rows and history stay. A type a curator added (no digest) or
+    edited (a lock) stays as it is. A retired type's digest no longer matches any entry, so one
+    that comes back is written again, active."""
+    gone = (
+        InstanceType.objects.filter(provider=provider, is_active=True)
+        .exclude(pk__in=listed)
+        .exclude(fixture_digest="")
+        .filter(locked_fields=[])
+    )
+    retired = gone.update(is_active=False, fixture_digest="retired")
+    if retired:
+        counts.add("instancetype", "retired", retired)
 
 
 def retire_unlisted_prices(
@@ -458,10 +475,12 @@ def load_catalog(
             else:
                 counts.add("region", "created" if created else "unchanged")
             regions[region.code] = row
+        listed = []
         for entry in catalog.instances:
             if entry.gpu not in gpu_rows:
                 raise ValueError(f"{provider.slug}/{entry.name}: unknown GPU slug {entry.gpu!r}")
-            load_instance(provider, entry, gpu_rows, regions, rate_book, counts)
+            listed.append(load_instance(provider, entry, gpu_rows, regions, rate_book, counts).pk)
+        retire_unlisted_instances(provider, listed, counts)
     if collective_results is not None:
         load_collective_results(list(collective_results), counts)
     return counts

@@ -66,6 +66,12 @@ INSTANCE_SLUGS = {
     ("h100-sxm", 8, CLUSTER): "8x-h100-sxm-instant-cluster",
     ("h200-sxm", 8, CLUSTER): "8x-h200-sxm-instant-cluster",
     ("b200", 8, CLUSTER): "8x-b200-instant-cluster",
+    ("b200", 8, SECURE): "8x-b200",
+    ("b200", 4, SECURE): "4x-b200",
+    ("b200", 2, SECURE): "2x-b200",
+    ("mi300x", 8, SECURE): "8x-mi300x",
+    ("mi300x", 4, SECURE): "4x-mi300x",
+    ("mi300x", 2, SECURE): "2x-mi300x",
 }
 
 GEO_PREFIXES = (

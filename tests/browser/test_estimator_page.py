@@ -69,7 +69,7 @@ def test_the_interconnect_explains_itself_in_the_table(page, cluster):
     page.goto("/estimate/?params_b=7&mode=train-fsdp&nodes=1&nodes=4&nodes=16")
     summary = page.inner_text("section.why")
     assert "InfiniBand" in summary
-    assert "PCIe / Ethernet (TCP)" in summary
+    assert "PCIe / TCP over the general network" in summary
     first = page.locator("#results tr[data-key]").first
     assert first.locator("a code").inner_text() in {"ib.8x", "efa.8x", "single.8x"}
     assert first.locator("svg.bar rect.bar-compute").count() == 1

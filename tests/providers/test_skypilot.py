@@ -413,7 +413,9 @@ def test_a_file_cut_inside_its_last_row_fails_and_changes_no_price(settings):
     assert "ends inside a row" in run.error_messages[0]
     assert "cut short" in run.error_messages[0]
     assert _state() == before
-    assert not Offer.objects.filter(price_per_hour=Decimal("4")).exists()
+    assert not Offer.objects.filter(
+        instance__provider__slug="paperspace", price_per_hour=Decimal("4")
+    ).exists()
 
 
 @pytest.mark.usefixtures("shipped")
