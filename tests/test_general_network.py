@@ -116,6 +116,14 @@ class TestTheShippedCatalog:
         page = client.get("/instances/tencent/gt4-41xlarge948/").content.decode()
         assert "nodes talk over the general network only" in page
         assert "General network Gb/s" in page
+        # p6e-gb200: one set of cards, but a limit of its own for each kind of traffic.
+        separate = " ".join(
+            client.get("/instances/aws/p6e-gb200-36xlarge/").content.decode().split()
+        )
+        assert "It states a separate limit for each kind of traffic" in separate
+        table = client.get("/?provider=aws&q=p6e").content.decode()
+        assert "1600 Gb/s, shared with the general network" in table
+        assert "general network 3200 Gb/s" in table
         shared = client.get("/instances/aws/g6e-48xlarge/").content.decode()
         assert "share their bandwidth" in " ".join(shared.split())
 

@@ -239,7 +239,7 @@ def fabric_badge(fabric, link=None) -> SafeString:
             )
         else:
             html += format_html(" <small>{} Gb/s</small>", fabric.bandwidth_gbits_per_s)
-    if network and not fabric.network_shared:
+    if network and (not fabric.network_shared or network != fabric.bandwidth_gbits_per_s):
         html += format_html(
             '<br><small class="network">{}</small>',
             _("general network %(n)s Gb/s") % {"n": network},
