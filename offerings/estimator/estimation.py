@@ -451,12 +451,24 @@ def _stage_phrase(row: EstimateResult) -> Phrase | None:
     return None
 
 
+# Reasons that are about booking that many nodes, not about the job: the job may fit them.
+BOOKING_REASONS = frozenset({"multi-node-unstated", "no-multi-node", "beyond-max-nodes"})
+
+
+def _booking_only(row: EstimateResult) -> bool:
+    """Whether every reason a row does not fit is about booking its nodes."""
+    return bool(row.reason_phrases) and all(
+        phrase.code in BOOKING_REASONS for phrase in row.reason_phrases
+    )
+
+
 def _training_verdict(row: EstimateResult, last_good: int | None, threshold: float) -> Phrase:
     if row.efficiency is None:
         if row.missing:
             return Phrase("cannot-estimate", {"missing": row.missing})
         if row.reason_phrases:
-            return Phrase("does-not-fit", {"reasons": row.reason_phrases})
+            code = "not-bookable" if _booking_only(row) else "does-not-fit"
+            return Phrase(code, {"reasons": row.reason_phrases})
         return Phrase("no-estimate")
     stage = _stage_phrase(row)
     if row.efficiency < threshold:
@@ -471,7 +483,8 @@ def _training_verdict(row: EstimateResult, last_good: int | None, threshold: flo
         verdict = Phrase("efficient", {"efficiency": row.efficiency, "stage": stage})
     if row.fits:
         return verdict
-    return Phrase("if-it-fitted", {"reasons": row.reason_phrases, "verdict": verdict})
+    code = "if-it-were-bookable" if _booking_only(row) else "if-it-fitted"
+    return Phrase(code, {"reasons": row.reason_phrases, "verdict": verdict})
 
 
 def _inference_verdict(row: EstimateResult) -> Phrase:

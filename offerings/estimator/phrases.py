@@ -421,9 +421,15 @@ PHRASES: dict[str, Wording] = {
     # Verdicts
     "cannot-estimate": Wording(gettext_noop("cannot estimate: unknown %(figures)s"), _figures),
     "does-not-fit": Wording(gettext_noop("does not fit (%(reasons)s)"), _reasons),
+    # The job would fit; what stops the row is booking that many nodes self-serve.
+    "not-bookable": Wording(gettext_noop("not bookable as asked (%(reasons)s)"), _reasons),
     "no-estimate": Wording(gettext_noop("no estimate")),
     "if-it-fitted": Wording(
         gettext_noop("does not fit (%(reasons)s); if it did: %(verdict)s"),
+        lambda params, say: _reasons(params, say) | {"verdict": say.say(params["verdict"])},
+    ),
+    "if-it-were-bookable": Wording(
+        gettext_noop("not bookable as asked (%(reasons)s); if it were: %(verdict)s"),
         lambda params, say: _reasons(params, say) | {"verdict": say.say(params["verdict"])},
     ),
     "communication-bound": Wording(

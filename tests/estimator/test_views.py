@@ -675,7 +675,8 @@ def test_the_page_is_served_in_chinese_too(client, cluster):
     assert 'lang="zh-hans"' in html
     # A verdict, a reason and a formula (its symbols kept), said in Chinese
     assert "效率 91%，通信占每步时间的 9%；最慢的链路：节点间网络为每块 GPU 提供 0.7 GB/s" in html
-    assert "放不下：不可自助预订 2 个节点（仅限单节点，或须联系销售）" in html
+    # Booking, not memory, stops that row: it says so.
+    assert "无法按所选规模预订（不可自助预订 2 个节点（仅限单节点，或须联系销售））" in html
     assert "每步时间 = 计算时间 + (1 - overlap) x 通信时间" in html
     assert "efficient" not in html
     body = client.get(f"/api/estimate?{TRAIN}").json()  # the API keeps its English
