@@ -11,9 +11,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.db.models import Exists, OuterRef
 from django.utils.translation import gettext_lazy as _
 
-from offerings.models import InstanceType
+from offerings.models import InstanceType, Offer
 from offerings.platform import BASES, FABRIC_FIELDS, LINK_FIELDS, NETWORK_FIELDS, is_known
 from offerings.table.parameters import NVLINK_TECHNOLOGIES
 
@@ -41,6 +42,11 @@ class Measure:
     target: float | None = None  # None: shown, with no aim of its own
     among_linked: bool = False  # counted only among types with a GPU-to-GPU link
     among_back_ends: bool = False  # counted only among types with a back-end fabric known
+
+    @property
+    def has_basis(self) -> bool:
+        """Whether its known values are counted by basis: a price has a source, not a basis."""
+        return self.part != "price"
 
 
 # The aims of issue 30: the GPU link of 95% of types, the fabric technology of 85%, a price for
@@ -88,13 +94,12 @@ def coverage(rows: Iterable[Facts]) -> tuple[dict[str, Cell], dict[str, dict[str
     per_provider: dict[str, dict[str, Cell]] = {}
     for row in rows:
         cells = per_provider.setdefault(row.provider, {m.key: Cell() for m in MEASURES})
+        linked = row.link.get("technology") in NVLINK_TECHNOLOGIES
+        back_end = row.fabric.get("technology") not in (None, "unknown", "ethernet")
         for measure in MEASURES:
-            if measure.among_linked and row.link.get("technology") not in NVLINK_TECHNOLOGIES:
+            if (measure.among_linked and not linked) or (measure.among_back_ends and not back_end):
                 continue
-            technology = row.fabric.get("technology")
-            if measure.among_back_ends and technology in (None, "unknown", "ethernet"):
-                continue
-            if measure.part == "price":
+            if not measure.has_basis:
                 known, basis = row.priced, None
             else:
                 values = row.link if measure.part == "link" else row.fabric
@@ -104,7 +109,7 @@ def coverage(rows: Iterable[Facts]) -> tuple[dict[str, Cell], dict[str, dict[str
                 cell.total += 1
                 if known:
                     cell.known += 1
-                    if measure.part != "price":  # a price has a source, not a basis
+                    if measure.has_basis:
                         cell.by_basis[basis or "none given"] += 1
     return overall, dict(sorted(per_provider.items()))
 
@@ -140,12 +145,11 @@ def format_table(overall: Mapping[str, Cell], per_provider: Mapping[str, Mapping
 def catalog_facts() -> list[Facts]:
     """Every visible instance type's stored facts (the data page's coverage table reads these)."""
     rows = []
-    types = InstanceType.objects.visible().select_related("provider", "gpu_link", "fabric")
-    priced = set(
+    current = Offer.objects.filter(instance=OuterRef("pk"), is_active=True)
+    types = (
         InstanceType.objects.visible()
-        .filter(offers__is_active=True)
-        .values_list("pk", flat=True)
-        .distinct()
+        .select_related("provider", "gpu_link", "fabric")
+        .annotate(priced=Exists(current))
     )
     for instance in types.order_by("provider__slug", "slug"):
         link = getattr(instance, "gpu_link", None)
@@ -157,7 +161,7 @@ def catalog_facts() -> list[Facts]:
                 link.basis if link else {},
                 {name: getattr(fabric, name, None) for name in FABRIC_FIELDS + NETWORK_FIELDS},
                 fabric.basis if fabric else {},
-                instance.pk in priced,
+                instance.priced,
             )
         )
     return rows
@@ -177,7 +181,7 @@ def table_rows(overall: Mapping[str, Cell]) -> list[dict]:
                 "target": measure.target,
                 "meets": meets(measure, cell),
                 "by_basis": [cell.by_basis.get(basis, 0) for basis in BASES],
-                "has_basis": measure.part != "price",  # a price has a source, not a basis
+                "has_basis": measure.has_basis,
             }
         )
     return rows

@@ -828,6 +828,18 @@ class Fabric(Curated):
     def is_rdma_technology(self) -> bool:
         return self.technology in self.RDMA_TECHNOLOGIES
 
+    @property
+    def rdma_kind_unstated(self) -> bool:
+        """A source says RDMA between nodes without naming its kind (InfiniBand or RoCE)."""
+        return self.technology == FabricTechnology.UNKNOWN and bool(self.rdma)
+
+    @property
+    def technology_label(self) -> str:
+        """The technology as the pages name it, saying RDMA where that much is known."""
+        if self.rdma_kind_unstated:
+            return _("RDMA (kind not stated)")
+        return self.get_technology_display()
+
 
 # -- how a type is bought, and how ready a provider's network is ---------------------------------
 

@@ -193,6 +193,35 @@ SXM_GENERATIONS = {
     "b300": ("B300", BLACKWELL_ULTRA_DATASHEET, 5),
 }
 
+# GPU models that have no NVLink at all (no connector for a bridge or a baseboard): however many
+# of them an instance holds, their GPUs meet only over PCIe. Each rests on the GPU's own page, as
+# fixtures/gpus.toml records it (checked 2026-12-04: the L40/L40S datasheet table, "NVLink is not
+# supported"; no Ada Lovelace part has an NVLink connector (L4, L20, L40, L40S, RTX 4090, RTX 6000
+# Ada); T4 and T4G (Turing) and A10/A10G list PCIe Gen4 (T4: Gen3) as their only interconnect; the
+# V100 PCIe card has no NVLink ports (its SXM2 sibling does)).
+NO_NVLINK: Mapping[str, tuple[str, str]] = {
+    "l4": ("NVIDIA L4", "https://www.nvidia.com/en-us/data-center/l4/"),
+    "l20": ("NVIDIA L20 (Ada Lovelace)", "https://www.nvidia.com/en-us/data-center/l40s/"),
+    "l40": ("NVIDIA L40", "https://www.nvidia.com/en-us/data-center/l40/"),
+    "l40s": ("NVIDIA L40S", "https://www.nvidia.com/en-us/data-center/l40s/"),
+    "rtx-4090": (
+        "NVIDIA GeForce RTX 4090",
+        "https://www.nvidia.com/en-us/geforce/graphics-cards/40-series/rtx-4090/",
+    ),
+    "rtx-6000-ada": (
+        "NVIDIA RTX 6000 Ada Generation",
+        "https://www.nvidia.com/en-us/design-visualization/rtx-6000/",
+    ),
+    "t4": ("NVIDIA T4", "https://www.nvidia.com/en-us/data-center/tesla-t4/"),
+    "t4g": ("NVIDIA T4G (Turing)", "https://www.nvidia.com/en-us/data-center/tesla-t4/"),
+    "a10": ("NVIDIA A10", "https://www.nvidia.com/en-us/data-center/products/a10-gpu/"),
+    "a10g": (
+        "NVIDIA A10G (A10 variant)",
+        "https://www.nvidia.com/en-us/data-center/products/a10-gpu/",
+    ),
+    "v100-pcie-16gb": ("NVIDIA V100 PCIe", "https://www.nvidia.com/en-us/data-center/v100/"),
+    "v100-pcie-32gb": ("NVIDIA V100 PCIe", "https://www.nvidia.com/en-us/data-center/v100/"),
+}
 # Board rules first: they can establish the link that the per-model rules below need.
 RULES: tuple[Rule, ...] = (
     _hgx8(
@@ -317,39 +346,11 @@ RULES: tuple[Rule, ...] = (
     _nvlink_of("nvlink-b300", "NVIDIA B300", BLACKWELL_ULTRA_DATASHEET, {"b300"}, 5, 1800),
     _nvlink_of("nvlink-gb200", "NVIDIA GB200", GB200_NVL72_PAGE, {"gb200"}, 5, 1800),
     _nvlink_of("nvlink-gb300", "NVIDIA GB300", GB300_NVL72_PAGE, {"gb300"}, 5, 1800),
-)
-# GPU models that have no NVLink at all (no connector for a bridge or a baseboard): however many
-# of them an instance holds, their GPUs meet only over PCIe. Each rests on the GPU's own page, as
-# fixtures/gpus.toml records it (checked 2026-12-04: the L40/L40S datasheet table, "NVLink is not
-# supported"; no Ada Lovelace part has an NVLink connector (L4, L20, L40, L40S, RTX 4090, RTX 6000
-# Ada); T4 and T4G (Turing) and A10/A10G list PCIe Gen4 (T4: Gen3) as their only interconnect; the
-# V100 PCIe card has no NVLink ports (its SXM2 sibling does)).
-NO_NVLINK: Mapping[str, tuple[str, str]] = {
-    "l4": ("NVIDIA L4", "https://www.nvidia.com/en-us/data-center/l4/"),
-    "l20": ("NVIDIA L20 (Ada Lovelace)", "https://www.nvidia.com/en-us/data-center/l40s/"),
-    "l40": ("NVIDIA L40", "https://www.nvidia.com/en-us/data-center/l40/"),
-    "l40s": ("NVIDIA L40S", "https://www.nvidia.com/en-us/data-center/l40s/"),
-    "rtx-4090": (
-        "NVIDIA GeForce RTX 4090",
-        "https://www.nvidia.com/en-us/geforce/graphics-cards/40-series/rtx-4090/",
+    # Last: GPUs with no NVLink at all meet only over PCIe, however many an instance holds.
+    *(
+        Rule(f"no-nvlink-{gpu}", system, url, frozenset({gpu}), {"technology": "none"}, min_gpus=2)
+        for gpu, (system, url) in NO_NVLINK.items()
     ),
-    "rtx-6000-ada": (
-        "NVIDIA RTX 6000 Ada Generation",
-        "https://www.nvidia.com/en-us/design-visualization/rtx-6000/",
-    ),
-    "t4": ("NVIDIA T4", "https://www.nvidia.com/en-us/data-center/tesla-t4/"),
-    "t4g": ("NVIDIA T4G (Turing)", "https://www.nvidia.com/en-us/data-center/tesla-t4/"),
-    "a10": ("NVIDIA A10", "https://www.nvidia.com/en-us/data-center/products/a10-gpu/"),
-    "a10g": (
-        "NVIDIA A10G (A10 variant)",
-        "https://www.nvidia.com/en-us/data-center/products/a10-gpu/",
-    ),
-    "v100-pcie-16gb": ("NVIDIA V100 PCIe", "https://www.nvidia.com/en-us/data-center/v100/"),
-    "v100-pcie-32gb": ("NVIDIA V100 PCIe", "https://www.nvidia.com/en-us/data-center/v100/"),
-}
-RULES = RULES + tuple(
-    Rule(f"no-nvlink-{gpu}", system, url, frozenset({gpu}), {"technology": "none"}, min_gpus=2)
-    for gpu, (system, url) in NO_NVLINK.items()
 )
 RULES_BY_SLUG = {rule.slug: rule for rule in RULES}
 

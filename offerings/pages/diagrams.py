@@ -165,9 +165,7 @@ def topology_svg(instance: InstanceType, layout: Layout = WIDE) -> SafeString:
     # NICs and the fabric.
     nic_top = host_y + 50
     nic_count = fabric.nics if fabric and fabric.nics else 0
-    fabric_name = fabric.get_technology_display() if fabric else _("Unknown")
-    if fabric and fabric.technology == "unknown" and fabric.rdma:
-        fabric_name = _("RDMA (kind not stated)")
+    fabric_name = fabric.technology_label if fabric else _("Unknown")
     if nic_count:
         nics = _row_positions(nic_count, layout.nics_per_row, NIC_W, NIC_GAP, nic_top, NIC_H, width)
         for index, (x, y) in enumerate(nics):

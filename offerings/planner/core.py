@@ -147,16 +147,17 @@ class Shape:
         """Bookable self-serve: yes, no, or None when no source says."""
         return None if self.booking_unknown else self.feasible
 
+    def _per_gpu(self, total: float | None) -> float | None:
+        return None if total is None else total / self.instance.gpu_count
+
     @property
     def fabric_gbits_per_s_per_gpu(self) -> float | None:
-        total = self.instance.fabric.bandwidth_gbits_per_s
-        return None if total is None else total / self.instance.gpu_count
+        return self._per_gpu(self.instance.fabric.bandwidth_gbits_per_s)
 
     @property
     def network_gbits_per_s_per_gpu(self) -> float | None:
         """The general network per GPU: what nodes with plain Ethernet only talk over."""
-        total = self.instance.fabric.network_gbits_per_s
-        return None if total is None else total / self.instance.gpu_count
+        return self._per_gpu(self.instance.fabric.network_gbits_per_s)
 
     @property
     def one_nvlink_domain(self) -> bool | None:

@@ -250,7 +250,7 @@ def serialize_fabric(instance: InstanceType) -> dict:
 
 def general_network_of(instance: InstanceType) -> dict:
     """The instance's general network (VPC, storage, internet), apart from `fabric`: its Gb/s,
-    whether the provider states that one figure for the back-end too, and the figure's basis."""
+    whether it runs over the same network cards as the back-end, and the figure's basis."""
     fabric = getattr(instance, "fabric", None)
     gbits = fabric.network_gbits_per_s if fabric is not None else None
     if gbits is None:

@@ -211,9 +211,8 @@ def fabric_badge(fabric, link=None) -> SafeString:
     performs across nodes is unknown: fast inside the node says nothing about between nodes.
     """
     basis = (fabric.basis or {}).get("technology") if fabric else None
-    if fabric and fabric.technology == "unknown" and fabric.rdma:
-        # A source says RDMA but not which kind (InfiniBand or RoCE): say what is known.
-        html = _badge("rdma", _("RDMA (kind not stated)"), (fabric.basis or {}).get("rdma"))
+    if fabric and fabric.rdma_kind_unstated:  # say what is known: RDMA, of no named kind
+        html = _badge("rdma", fabric.technology_label, (fabric.basis or {}).get("rdma"))
     elif not fabric or fabric.technology == "unknown":
         html = format_html('<span class="badge unknown">{}</span>', _("unknown"))
         if getattr(link, "technology", None) in ("nvlink", "infinity-fabric"):

@@ -134,13 +134,15 @@ def load_provider(entry: ProviderIn, counts: LoadCounts) -> Provider:
     return provider
 
 
-def _remove_unlisted(rows: models.QuerySet, kept: list[int], counts: LoadCounts) -> None:
-    """Delete the rows an earlier load wrote from a fixture entry that is gone.
+def _unlisted(rows: models.QuerySet, kept: list[int]) -> models.QuerySet:
+    """The rows an earlier load wrote from a fixture entry that is gone. Rows a curator added
+    (no digest) or edited (a lock) are not among them: the admin's word outlives the file."""
+    return rows.exclude(pk__in=kept).exclude(fixture_digest="").filter(locked_fields=[])
 
-    Rows a curator added (no digest) or edited (a lock) stay: the admin's word outlives the file.
-    """
-    gone = rows.exclude(pk__in=kept).exclude(fixture_digest="").filter(locked_fields=[])
-    removed, _ = gone.delete()
+
+def _remove_unlisted(rows: models.QuerySet, kept: list[int], counts: LoadCounts) -> None:
+    """Delete the rows an earlier load wrote from a fixture entry that is gone (`_unlisted`)."""
+    removed, _ = _unlisted(rows, kept).delete()
     if removed:
         counts.add(rows.model._meta.model_name, "removed", removed)
 
@@ -305,16 +307,10 @@ def load_instance(
 
 def retire_unlisted_instances(provider: Provider, listed: list[int], counts: LoadCounts) -> None:
     """Retire the types an earlier load wrote from a fixture entry that is gone (renamed, or taken
-    out): they stop showing, their rows and history stay. A type a curator added (no digest) or
-    edited (a lock) stays as it is. A retired type's digest no longer matches any entry, so one
-    that comes back is written again, active."""
-    gone = (
-        InstanceType.objects.filter(provider=provider, is_active=True)
-        .exclude(pk__in=listed)
-        .exclude(fixture_digest="")
-        .filter(locked_fields=[])
-    )
-    retired = gone.update(is_active=False, fixture_digest="retired")
+    out; `_unlisted`): they stop showing, their rows and history stay. A retired type's digest
+    no longer matches any entry, so one that comes back is written again, active."""
+    active = InstanceType.objects.filter(provider=provider, is_active=True)
+    retired = _unlisted(active, listed).update(is_active=False, fixture_digest="retired")
     if retired:
         counts.add("instancetype", "retired", retired)
 
