@@ -7,6 +7,7 @@ from __future__ import annotations
 from django.http import HttpRequest, JsonResponse
 from django.views.decorators.http import require_safe
 
+from offerings.estimator import collectives_openapi
 from offerings.estimator import openapi as estimator_openapi
 from offerings.planner import openapi as planner_openapi
 from offerings.table.openapi import (
@@ -100,6 +101,7 @@ def document(server_url: str) -> dict:
                 RATE_LIMITED,
             ),
             "/api/estimate": estimator_openapi.path_item(listing_parameters(), ERROR, RATE_LIMITED),
+            "/api/collectives": collectives_openapi.path_item(ERROR, RATE_LIMITED),
         },
     }
 

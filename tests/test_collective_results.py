@@ -55,8 +55,8 @@ def test_every_recorded_result_on_a_catalog_type_names_a_shipped_type():
         shipped |= {(catalog.provider.slug, i.resolved_slug) for i in catalog.instances}
     results = catalog_results()
     assert {(r.provider, r.instance) for r in results} <= shipped
-    assert len({(r.provider, r.instance) for r in results}) == 7
-    assert len(results) == sum(bool(p.catalog_instance) for p in CALIBRATION_POINTS) == 21
+    assert len({(r.provider, r.instance) for r in results}) == 11
+    assert len(results) == sum(bool(p.catalog_instance) for p in CALIBRATION_POINTS) == 32
 
 
 def test_a_recorded_result_keeps_its_source_configuration_and_gpus_across_nodes():
@@ -76,7 +76,7 @@ def test_a_recorded_result_keeps_its_source_configuration_and_gpus_across_nodes(
 
 
 def test_load_catalog_stores_the_recorded_results_and_a_second_load_changes_nothing(shipped):
-    assert CollectiveResult.objects.count() == 21
+    assert CollectiveResult.objects.count() == 32
     row = CollectiveResult.objects.get(
         instance__provider__slug="coreweave",
         instance__slug="nvidia-hgx-h200",
@@ -89,7 +89,7 @@ def test_load_catalog_stores_the_recorded_results_and_a_second_load_changes_noth
 
     output = load()
 
-    assert "collectiveresult created    0  updated    0  unchanged   21" in output
+    assert "collectiveresult created    0  updated    0  unchanged   32" in output
     assert sorted(map(str, CollectiveResult.objects.values_list())) == before
 
 

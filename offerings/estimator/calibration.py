@@ -25,19 +25,21 @@ runs with NCCL_ALGO forced to something a training job would not use, except whe
 from __future__ import annotations
 
 import math
+import statistics
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import date
 from decimal import Decimal
 
-from offerings.estimator.collectives import allreduce_busbw
 from offerings.estimator.core import (
     DEFAULT_CONSTANTS,
+    UNCALIBRATED_KINDS,
     Constants,
     FabricSpec,
     GpuLinkSpec,
     InstanceSpec,
 )
+from offerings.estimator.nccl import expect
 from offerings.schemas import CollectiveResultIn
 
 GIB = 2**30
@@ -69,6 +71,8 @@ _GB200_NVL72 = GpuLinkSpec("nvlink", "nvswitch", 5, 72, 1800)
 _MI300X = GpuLinkSpec("infinity-fabric", "mesh", None, 8, 896)
 _V100_SXM2 = GpuLinkSpec("nvlink", "hybrid-cube-mesh", 2, 8, 300)
 _NONE = GpuLinkSpec("none")
+_CW_GB200_IB = FabricSpec("infiniband", 1600, True, None)
+_COREWEAVE_NCCL_TESTS = "https://github.com/coreweave/nccl-tests/blob/0120901ac7a1e6425640a57540e142070452f8a2/README.md"
 
 
 @dataclass(frozen=True)
@@ -84,7 +88,17 @@ class CalibrationPoint:
     message_bytes: int
     published_busbw_gbytes_per_s: float
     ring_only: bool = False  # NCCL_ALGO=Ring in the test: no in-switch reduction (NVLS)
-    fitted: bool = True  # False: an out-of-sample check, reported but not fitted to
+    fitted: bool = True  # False: not fitted to (another size of a fitted run, or held out)
+    # Kept apart by source and configuration: never fitted to, and the error band of an answer
+    # on its link kind is its error (another size of a fitted run is not held out).
+    held_out: bool = False
+    collective: str = "all_reduce"
+    algorithm: str = "auto"  # as the run set NCCL_ALGO; "auto" when it did not
+
+    def __post_init__(self) -> None:
+        if self.held_out and self.fitted:
+            raise ValueError(f"{self.key}: a held-out point is not fitted to")
+
     note: str = ""
     # The catalog type the run used, as "provider/slug", where the source names one: its detail
     # page shows the result (load_catalog stores it through `catalog_results`). "provider" basis:
@@ -183,6 +197,7 @@ CALIBRATION_POINTS: tuple[CalibrationPoint, ...] = (
         message_bytes=4 * GIB,
         published_busbw_gbytes_per_s=475.0,
         fitted=False,
+        held_out=True,
     ),
     # --- Infinity Fabric ------------------------------------------------------------------------
     CalibrationPoint(
@@ -284,6 +299,120 @@ CALIBRATION_POINTS: tuple[CalibrationPoint, ...] = (
         )
         for label, size, busbw in (("1 GiB", GIB, 297.86), ("8 GiB", 8 * GIB, 338.82))
     ),
+    # --- Added for issue 31: more fabrics, SHARP, GB200 across racks ---------------------------
+    *(
+        CalibrationPoint(
+            key=f"coreweave-gb200-nvl72-1rack-{label}",
+            kind="nvlink5-sharp",
+            source_url=_COREWEAVE_NCCL_TESTS,
+            configuration="CoreWeave GB200 NVL72: one rack, 18 nodes x 4 GB200 (72 GPUs in one "
+            f"NVLink 5 domain); NCCL 2.26.2, all_reduce_perf, out-of-place, {label}",
+            instance=_node(4, _GB200_NVL72, _CW_GB200_IB),
+            nodes=18,
+            message_bytes=size,
+            published_busbw_gbytes_per_s=busbw,
+            fitted=fitted,
+            catalog_instance="coreweave/nvidia-gb200-nvl72",
+            basis="provider",
+        )
+        for label, size, busbw, fitted in (
+            ("1 GiB", GIB, 681.17, True),
+            ("8 GiB", 8 * GIB, 834.57, False),
+        )
+    ),
+    *(
+        CalibrationPoint(
+            key=f"coreweave-gb200-nvl72-{racks}racks-{label}",
+            kind="infiniband",
+            source_url=_COREWEAVE_NCCL_TESTS,
+            configuration=f"CoreWeave GB200 NVL72: {racks} racks, {nodes} nodes x 4 GB200, "
+            "InfiniBand between racks; NCCL 2.26.2, all_reduce_perf, out-of-place, "
+            f"{label}",
+            instance=_node(4, _GB200_NVL72, _CW_GB200_IB),
+            nodes=nodes,
+            message_bytes=GIB,
+            published_busbw_gbytes_per_s=busbw,
+            fitted=False,
+            held_out=True,
+            catalog_instance="coreweave/nvidia-gb200-nvl72",
+            basis="provider",
+        )
+        for racks, nodes, label, busbw in ((2, 36, "1 GiB", 596.10), (20, 360, "1 GiB", 218.85))
+    ),
+    *(
+        CalibrationPoint(
+            key=f"coreweave-h100-8x8-sharp-{label}",
+            kind="infiniband-sharp",
+            source_url=_COREWEAVE_NCCL_TESTS,
+            configuration="CoreWeave HGX H100: 8 nodes x 8 H100, InfiniBand 8 x 400 Gb/s with the "
+            f"SHARP plugin (the README's 64-GPU SHARP job); all_reduce_perf, out-of-place, {label}",
+            instance=_node(8, _H100_HGX, FabricSpec("infiniband", 3200, True, None)),
+            nodes=8,
+            message_bytes=size,
+            published_busbw_gbytes_per_s=busbw,
+            fitted=fitted,
+            algorithm="sharp",
+            catalog_instance="coreweave/nvidia-hgx-h100",
+            basis="provider",
+        )
+        for label, size, busbw, fitted in (
+            ("1 GiB", GIB, 365.90, True),
+            ("8 GiB", 8 * GIB, 386.56, False),
+        )
+    ),
+    *(
+        CalibrationPoint(
+            key=f"azure-nd96asr-v4-2x8-ib-{label}",
+            kind="infiniband",
+            source_url="https://github.com/Azure/aks-rdma-infiniband/blob/065a099dea170c6afde5982a981ac93e35e9ccfe/tests/expected-output.md",
+            configuration="Azure Standard_ND96asr_v4 on AKS: 2 nodes x 8 A100 SXM4 40GB, "
+            f"InfiniBand 8 x 200 Gb/s; all_reduce_perf, out-of-place, {label}",
+            instance=_node(8, _A100_HGX, FabricSpec("infiniband", 1600, True, None)),
+            nodes=2,
+            message_bytes=size,
+            published_busbw_gbytes_per_s=busbw,
+            fitted=fitted,
+            note="A100 has no NVLink SHARP and the run enables no CollNet: NCCL rings (or trees) "
+            "between the nodes.",
+            catalog_instance="azure/standard-nd96asr-a100-v4",
+            basis="provider",
+        )
+        for label, size, busbw, fitted in (
+            ("2 GiB", 2 * GIB, 184.32, True),
+            ("8 GiB", 8 * GIB, 187.22, False),
+            ("8 MiB", 8 * 2**20, 79.05, False),
+        )
+    ),
+    CalibrationPoint(
+        key="nccl-pr1112-p5-8x8-efa",
+        kind="efa",
+        source_url="https://github.com/NVIDIA/nccl/pull/1112",
+        configuration="AWS p5.48xlarge: 8 nodes x 8 H100, EFA 32 x 100 Gb/s; NCCL 2.19.1, "
+        "all_reduce_perf, out-of-place, 4 GiB",
+        instance=_node(8, _H100_HGX, FabricSpec("efa", 3200, True, None)),
+        nodes=8,
+        message_bytes=4 * GIB,
+        published_busbw_gbytes_per_s=280.03,
+        fitted=False,
+        held_out=True,
+        catalog_instance="aws/p5-48xlarge",
+    ),
+    CalibrationPoint(
+        key="gcp-a3-highgpu-2x8-tcpx",
+        kind="tcpx",
+        source_url="https://github.com/GoogleCloudPlatform/ai-infra-cluster-provisioning/blob/461d3cb82927fa512fdbbef1cd6ae56486274237/sample_workloads/nccltest/README.md",
+        configuration="GCP a3-highgpu-8g: 2 nodes x 8 H100, GPUDirect-TCPX 4 x 200 Gb/s; "
+        "Google's example all_reduce_perf output, out-of-place, 1 GiB",
+        instance=_node(8, _H100_HGX, FabricSpec("tcpx", 800, True, None)),
+        nodes=2,
+        message_bytes=GIB,
+        published_busbw_gbytes_per_s=86.99,
+        fitted=False,
+        held_out=True,
+        note="Two nodes inferred from the README's run instructions (cluster.nNodes=2).",
+        catalog_instance="gcp/a3-highgpu-8g",
+        basis="provider",
+    ),
     # --- Plain Ethernet (NCCL socket transport) -------------------------------------------------
     CalibrationPoint(
         key="tcp-100g-4x8-v100",
@@ -319,21 +448,23 @@ CALIBRATION_POINTS: tuple[CalibrationPoint, ...] = (
     ),
 )
 
-INTRA_KINDS = ("nvlink", "nvlink-sharp", "infinity-fabric", "pcie")
-INTER_KINDS = ("infiniband", "efa", "tcpx", "ethernet")
-
-
-def _constants_for(point: CalibrationPoint, constants: Constants) -> Constants:
-    if point.ring_only:
-        return constants.with_efficiency(nvlink_sharp=constants.efficiency["nvlink"])
-    return constants
+INTRA_KINDS = ("nvlink", "nvlink-sharp", "nvlink5-sharp", "infinity-fabric", "pcie")
+INTER_KINDS = ("infiniband", "efa", "tcpx", "ethernet", "infiniband-sharp")
 
 
 def model_busbw(point: CalibrationPoint, constants: Constants = DEFAULT_CONSTANTS) -> float:
-    """The estimator's all-reduce bus bandwidth at the point's own configuration, GB/s."""
-    busbw = allreduce_busbw(
-        point.instance, point.nodes, point.message_bytes, _constants_for(point, constants)
+    """The model's bus bandwidth at the point's own configuration (`nccl.expect`), GB/s."""
+    algorithm = "ring" if point.ring_only else point.algorithm
+    result = expect(
+        point.instance,
+        point.collective,
+        point.nodes,
+        point.message_bytes,
+        algorithm,
+        sharp=algorithm == "sharp" or None,
+        constants=constants,
     )
+    busbw = result.busbw_gbytes_per_s
     if busbw is None:
         raise ValueError(f"calibration point {point.key} is missing model inputs")
     return busbw
@@ -432,7 +563,7 @@ def catalog_results(
             CollectiveResultIn(
                 provider=provider,
                 instance=slug,
-                collective="all_reduce",
+                collective=point.collective,
                 nodes=point.nodes,
                 gpus=point.nodes * point.instance.gpu_count,
                 message_bytes=point.message_bytes,
@@ -444,3 +575,69 @@ def catalog_results(
             )
         )
     return results
+
+
+@dataclass(frozen=True)
+class HeldOutErrors:
+    """The model's errors on the points of one link kind kept apart from the fit."""
+
+    kind: str
+    points: int
+    median_error: float  # of |model / published - 1|
+    worst_error: float
+    within_30_percent: float  # share of points
+
+
+def held_out_errors(
+    points: Sequence[CalibrationPoint] = CALIBRATION_POINTS,
+    constants: Constants = DEFAULT_CONSTANTS,
+) -> dict[str, HeldOutErrors]:
+    """Median and worst relative error per link kind over the held-out points."""
+    by_kind: dict[str, list[float]] = {}
+    for point in points:
+        if point.held_out:
+            error = abs(model_busbw(point, constants) / point.published_busbw_gbytes_per_s - 1)
+            by_kind.setdefault(point.kind, []).append(error)
+    return {
+        kind: HeldOutErrors(
+            kind=kind,
+            points=len(errors),
+            median_error=statistics.median(errors),
+            worst_error=max(errors),
+            within_30_percent=sum(error <= 0.3 for error in errors) / len(errors),
+        )
+        for kind, errors in sorted(by_kind.items())
+    }
+
+
+def error_band(kind: str | None, busbw: float | None) -> dict | None:
+    """The band an answer's bus bandwidth sits in, from the held-out errors of its link kind
+    (the network between groups, else the link inside one): busbw / (1 + worst) to busbw x (1 +
+    worst). No held-out point for the kind: the band is unknown, and says so."""
+    if kind is None or busbw is None:
+        return None
+    errors = HELD_OUT.get(kind)
+    if errors is None:
+        return {
+            "kind": kind,
+            "held_out_points": 0,
+            "median_error": None,
+            "worst_error": None,
+            "low_gbytes_per_s": None,
+            "high_gbytes_per_s": None,
+            "fitted": kind not in UNCALIBRATED_KINDS,
+        }
+    return {
+        "kind": kind,
+        "held_out_points": errors.points,
+        "median_error": round(errors.median_error, 4),
+        "worst_error": round(errors.worst_error, 4),
+        "low_gbytes_per_s": round(busbw / (1 + errors.worst_error), 3),
+        "high_gbytes_per_s": round(busbw * (1 + errors.worst_error), 3),
+        "fitted": kind not in UNCALIBRATED_KINDS,
+    }
+
+
+#: Computed once at import from the recorded points and the shipped factors: a pure function of
+#: constants in this file and core.py, not of the data.
+HELD_OUT: dict[str, HeldOutErrors] = held_out_errors()

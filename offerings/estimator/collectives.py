@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from offerings.estimator.core import (
     DEFAULT_CONSTANTS,
     FABRIC_KINDS,
-    GB,
     Constants,
     InstanceSpec,
 )
@@ -72,7 +71,7 @@ def intra_link(
                 and link.generation is not None
                 and link.generation >= 4
             ):
-                kind = "nvlink-sharp"
+                kind = "nvlink5-sharp" if link.generation >= 5 else "nvlink-sharp"
             return kind, link.bandwidth_gbytes_per_s / 2, domain, missing
     elif technology != "none":
         return None, None, None, [gettext_noop("GPU-to-GPU link (NVLink or PCIe only)")]
@@ -159,60 +158,3 @@ class CommTimes:
     intra_s: float | None
     inter_s: float | None
     total_s: float | None
-
-
-def collective_time(
-    size_bytes: float,
-    passes: int,
-    calls: int,
-    the_plan: Plan,
-    constants: Constants = DEFAULT_CONSTANTS,
-    small_messages: bool = False,
-) -> CommTimes:
-    """Time of `passes` reduce-scatter/all-gather passes over `size_bytes`, hierarchically.
-
-    intra = passes x ((m-1)/m x S / B_intra + (m-1) x latency_intra)
-    inter = passes x ((D-1)/D x (S/m) / B_inter + (D-1) x latency_inter)
-    total = max(intra, inter) + calls x base latency (zero without communication)
-    Latencies are NCCL's Simple-protocol figures, or its LL ones with `small_messages`.
-    """
-    m, d = the_plan.group_gpus, the_plan.groups
-    step_latency = constants.latency_ll_us if small_messages else constants.latency_us
-    base_latency = constants.base_latency_ll_us if small_messages else constants.base_latency_us
-    intra_s: float | None = 0.0
-    inter_s: float | None = 0.0
-    if m > 1:
-        bandwidth = effective_bandwidth(the_plan.intra_kind, the_plan.intra_raw, constants)
-        if bandwidth is None or the_plan.intra_kind is None:
-            intra_s = None
-        else:
-            latency = step_latency[the_plan.intra_kind] * 1e-6
-            per_pass = (m - 1) / m * size_bytes / (bandwidth * GB) + (m - 1) * latency
-            intra_s = passes * per_pass
-    if d > 1:
-        bandwidth = effective_bandwidth(the_plan.inter_kind, the_plan.inter_raw, constants)
-        if bandwidth is None or the_plan.inter_kind is None:
-            inter_s = None
-        else:
-            latency = step_latency[the_plan.inter_kind] * 1e-6
-            per_pass = (d - 1) / d * (size_bytes / m) / (bandwidth * GB) + (d - 1) * latency
-            inter_s = passes * per_pass
-    if intra_s is None or inter_s is None:
-        return CommTimes(intra_s, inter_s, None)
-    base = calls * base_latency * 1e-6 if m * d > 1 else 0.0
-    return CommTimes(intra_s, inter_s, max(intra_s, inter_s) + base)
-
-
-def allreduce_busbw(
-    instance: InstanceSpec,
-    nodes: int,
-    size_bytes: float,
-    constants: Constants = DEFAULT_CONSTANTS,
-) -> float | None:
-    """Modelled nccl-tests all_reduce_perf bus bandwidth, GB/s: S / t x 2(G-1)/G."""
-    the_plan = plan(instance, nodes, constants)
-    times = collective_time(size_bytes, passes=2, calls=1, the_plan=the_plan, constants=constants)
-    if times.total_s is None or the_plan.gpus < 2 or times.total_s <= 0:
-        return None
-    g = the_plan.gpus
-    return size_bytes / times.total_s / GB * 2 * (g - 1) / g

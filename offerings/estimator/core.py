@@ -87,7 +87,13 @@ PCIE_GBYTES_PER_S: dict[int, float] = {3: 15.75, 4: 31.5, 5: 63.0, 6: 121.0}
 
 #: Link kinds with an efficiency factor: inside a group, and between groups (the fabrics: the
 #: contract's fabric technology values other than "unknown").
-GROUP_LINK_KINDS: tuple[str, ...] = ("nvlink", "nvlink-sharp", "infinity-fabric", "pcie")
+GROUP_LINK_KINDS: tuple[str, ...] = (
+    "nvlink",
+    "nvlink-sharp",
+    "nvlink5-sharp",
+    "infinity-fabric",
+    "pcie",
+)
 FABRIC_KINDS: tuple[str, ...] = ("infiniband", "roce", "efa", "erdma", "tcpx", "ethernet")
 LINK_KINDS: tuple[str, ...] = (*GROUP_LINK_KINDS, *FABRIC_KINDS)
 
@@ -104,14 +110,20 @@ LINK_KINDS: tuple[str, ...] = (*GROUP_LINK_KINDS, *FABRIC_KINDS)
 EFFICIENCY: dict[str, float] = {
     "nvlink": 0.76,
     "nvlink-sharp": 1.05,
+    # NVLink 5 (Blackwell) with NVLink SHARP, fitted apart from NVLink 4: one factor for both
+    # overstated Blackwell by the difference.
+    "nvlink5-sharp": 0.90,
     "infinity-fabric": 0.70,
     "pcie": 0.50,
-    "infiniband": 0.61,
-    "roce": 0.61,
+    "infiniband": 0.92,
+    "roce": 0.92,
     "efa": 0.60,
-    "erdma": 0.61,
+    "erdma": 0.92,
     "tcpx": 0.80,
-    "ethernet": 0.43,
+    "ethernet": 0.49,
+    # InfiniBand with SHARP reducing in the switches (NCCL's CollNet): the network stage of the
+    # `sharp` algorithm (offerings.estimator.nccl) runs at this factor instead of InfiniBand's.
+    "infiniband-sharp": 0.47,
 }
 
 #: Kinds whose factor is not fitted, and why the stated value was chosen.
@@ -131,8 +143,10 @@ UNCALIBRATED_KINDS: dict[str, str] = {
 #: 01afd20a77b5804e0ecf1042509dd9d20ebf9e93: NVLink 3.4, PCI 5.7, NET 9.6. NCCL uses one NET
 #: figure for every network; Infinity Fabric is given the NVLink figure (assumption).
 LATENCY_US: dict[str, float] = {
+    "infiniband-sharp": 9.6,
     "nvlink": 3.4,
     "nvlink-sharp": 3.4,
+    "nvlink5-sharp": 3.4,
     "infinity-fabric": 3.4,
     "pcie": 5.7,
     "infiniband": 9.6,
@@ -149,8 +163,10 @@ BASE_LATENCY_US = 8.4
 #: NCCL then uses the LL protocol, Ring/LL in the same table: NVLink 0.47, PCI 1.0, NET 2.7 us
 #: per step, base 3.6 us.
 LATENCY_LL_US: dict[str, float] = {
+    "infiniband-sharp": 2.7,
     "nvlink": 0.47,
     "nvlink-sharp": 0.47,
+    "nvlink5-sharp": 0.47,
     "infinity-fabric": 0.47,
     "pcie": 1.0,
     "infiniband": 2.7,
@@ -324,6 +340,8 @@ class FabricSpec:
     max_nodes: int | None = None
     # The instance's general network (VPC): what nodes talk over when there is no back-end.
     network_gbits_per_s: float | None = None
+    # The provider offers SHARP in-network reduction (its readiness fact); None: unknown.
+    sharp: bool | None = None
 
     @property
     def between_nodes_gbits_per_s(self) -> float | None:

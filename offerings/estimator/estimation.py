@@ -21,7 +21,6 @@ from offerings.estimator.collectives import (
     DOMAIN_SIZE_UNKNOWN,
     CommTimes,
     Plan,
-    collective_time,
     effective_bandwidth,
     intra_link,
     plan,
@@ -40,6 +39,7 @@ from offerings.estimator.core import (
     InstanceSpec,
     Job,
 )
+from offerings.estimator.nccl import communication
 from offerings.estimator.phrases import Phrase, english, gettext_noop, join_reasons
 
 # --------------------------------------------------------------------------------------------
@@ -153,13 +153,13 @@ def training_figures(
     # resharding all-gathers the parameters for each micro-batch's forward and backward pass and
     # reduce-scatters its gradients (3 passes and 3 calls per micro-batch).
     micro_batches = job.micro_batches(the_plan.gpus)
-    times = collective_time(
-        job.params * job.bytes_per_param,
-        passes=3 * micro_batches if fsdp else 2,
-        calls=3 * micro_batches if fsdp else 1,
-        the_plan=the_plan,
-        constants=constants,
+    size = job.params * job.bytes_per_param
+    calls = (
+        (("all_gather", size, 2 * micro_batches), ("reduce_scatter", size, micro_batches))
+        if fsdp
+        else (("all_reduce", size, 1),)
     )
+    times = communication(instance, nodes, calls, constants)
     compute_s = basis.compute_s
     step_s = efficiency = None
     if compute_s is not None and times.total_s is not None:
@@ -355,7 +355,9 @@ def estimate_inference(
             layers, hidden = transformer_shape(job.params, constants.hidden_per_layer)
             message = job.batch * hidden * job.bytes_per_param
             allreduces = TP_ALLREDUCES_PER_LAYER * layers
-            times = collective_time(message, 2, 1, tp_plan, constants, small_messages=True)
+            times = communication(
+                instance, nodes_needed, (("all_reduce", message, 1),), constants, True
+            )
             missing.extend(tp_plan.missing)
             if times.total_s is not None and times.inter_s is not None:
                 tp_comm = allreduces * times.total_s / job.batch

@@ -22,6 +22,7 @@ from django.utils.translation import gettext_lazy as _
 
 from offerings.estimator.calibration import (
     CALIBRATION_POINTS,
+    HELD_OUT,
     CalibrationPoint,
     calibration_report,
 )
@@ -355,6 +356,55 @@ CALIBRATION_CONFIGURATIONS: tuple[tuple[str, str], ...] = (
         gettext_noop("4 x RTX 5090 on PCIe 5.0 (same server); all_reduce_perf, max busbw"),
     ),
     (
+        "coreweave-gb200-nvl72-1rack-",
+        gettext_noop(
+            "CoreWeave GB200 NVL72: one rack, 18 nodes x 4 GB200 (72 GPUs in one NVLink 5 "
+            "domain); NCCL 2.26.2, all_reduce_perf, out-of-place, %(size)s"
+        ),
+    ),
+    (
+        "coreweave-gb200-nvl72-2racks-",
+        gettext_noop(
+            "CoreWeave GB200 NVL72: 2 racks, %(nodes)s nodes x 4 GB200, InfiniBand between "
+            "racks; NCCL 2.26.2, all_reduce_perf, out-of-place, %(size)s"
+        ),
+    ),
+    (
+        "coreweave-gb200-nvl72-20racks-",
+        gettext_noop(
+            "CoreWeave GB200 NVL72: 20 racks, %(nodes)s nodes x 4 GB200, InfiniBand between "
+            "racks; NCCL 2.26.2, all_reduce_perf, out-of-place, %(size)s"
+        ),
+    ),
+    (
+        "coreweave-h100-8x8-sharp-",
+        gettext_noop(
+            "CoreWeave HGX H100: 8 nodes x 8 H100, InfiniBand 8 x 400 Gb/s with the SHARP plugin "
+            "(the README's 64-GPU SHARP job); all_reduce_perf, out-of-place, %(size)s"
+        ),
+    ),
+    (
+        "azure-nd96asr-v4-2x8-ib-",
+        gettext_noop(
+            "Azure Standard_ND96asr_v4 on AKS: 2 nodes x 8 A100 SXM4 40GB, InfiniBand 8 x 200 "
+            "Gb/s; all_reduce_perf, out-of-place, %(size)s"
+        ),
+    ),
+    (
+        "nccl-pr1112-p5-8x8-efa",
+        gettext_noop(
+            "AWS p5.48xlarge: 8 nodes x 8 H100, EFA 32 x 100 Gb/s; NCCL 2.19.1, all_reduce_perf, "
+            "out-of-place, 4 GiB"
+        ),
+    ),
+    (
+        "gcp-a3-highgpu-2x8-tcpx",
+        gettext_noop(
+            "GCP a3-highgpu-8g: 2 nodes x 8 H100, GPUDirect-TCPX 4 x 200 Gb/s; Google's example "
+            "all_reduce_perf output, out-of-place, 1 GiB"
+        ),
+    ),
+    (
         "aws-p5-",
         gettext_noop(
             "AWS ml.p5.48xlarge (SageMaker HyperPod): %(nodes)s nodes x 8 H100, EFA 32 x 100 "
@@ -431,8 +481,23 @@ def calibration_rows() -> list[dict[str, Any]]:
             "model": format_decimal(row.model_busbw_gbytes_per_s, 1),
             "error": f"{row.error:+.1%}" if abs(row.error) >= 0.0005 else "0.0%",
             "fitted": points[row.key].fitted,
+            "held_out": points[row.key].held_out,
         }
         for row in _calibration_report()
+    ]
+
+
+def held_out_rows() -> list[dict[str, Any]]:
+    """The model's error on the held-out results, per link kind (the API's error bands)."""
+    return [
+        {
+            "kind": link_label(kind),
+            "points": errors.points,
+            "median": f"{errors.median_error:.1%}",
+            "worst": f"{errors.worst_error:.1%}",
+            "within": f"{errors.within_30_percent:.0%}",
+        }
+        for kind, errors in HELD_OUT.items()
     ]
 
 

@@ -96,9 +96,13 @@ LINK_NAMES: dict[str, LinkName] = {
     "nvlink-sharp": LinkName(
         gettext_noop("NVLink with NVSwitch SHARP"), label="NVLink + NVSwitch SHARP"
     ),
+    "nvlink5-sharp": LinkName(
+        gettext_noop("NVLink 5 with NVSwitch SHARP"), label="NVLink 5 + NVSwitch SHARP"
+    ),
     "infinity-fabric": LinkName("Infinity Fabric"),
     "pcie": LinkName("PCIe"),
     "infiniband": LinkName("InfiniBand"),
+    "infiniband-sharp": LinkName(gettext_noop("InfiniBand with SHARP"), label="InfiniBand + SHARP"),
     "roce": LinkName("RoCE"),
     "efa": LinkName("EFA"),
     "erdma": LinkName("eRDMA"),

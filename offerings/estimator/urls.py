@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from offerings.estimator import views
+from offerings.estimator import collective_views, views
 
 urlpatterns = [
     path("estimate/", views.estimate_page, name="estimate"),
@@ -10,4 +10,5 @@ urlpatterns = [
 
 api_urlpatterns = [
     path("api/estimate", views.api_estimate, name="api-estimate"),
+    path("api/collectives", collective_views.api_collectives, name="api-collectives"),
 ]

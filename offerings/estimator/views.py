@@ -45,6 +45,7 @@ from offerings.estimator.page import (
     count_choices,
     display_row,
     field_errors,
+    held_out_rows,
     interconnect_summary,
     job_assumptions,
     job_inputs,
@@ -60,6 +61,7 @@ from offerings.estimator.ranking import (
     instance_spec,
     lean_rows,
     ranked_results,
+    with_sharp,
 )
 from offerings.models import InstanceType, OfferKind
 from offerings.money import RateTable
@@ -122,7 +124,8 @@ def parse_estimate_query(query: QueryDict) -> EstimateQuery:
     pks, id_errors = resolve_ids(query.getlist("ids"))
     if id_errors:
         errors["ids"] = id_errors
-    queryset = InstanceType.objects.for_table()  # the chosen offer only: no list of offers
+    # The chosen offer only (no list of offers), with the provider's SHARP fact.
+    queryset = with_sharp(InstanceType.objects.for_table())
     if pks is not None:
         queryset = queryset.filter(pk__in=pks)
     listing = parse_listing_query(query, queryset=queryset, extra=ESTIMATE_PARAMETERS)
@@ -315,6 +318,7 @@ def page_context(
         "examples": EXAMPLES,
         "formulas": [gettext(message) % {} for message in FORMULA_MESSAGES],
         "calibration": calibration_rows(),
+        "held_out": held_out_rows(),
         "uncalibrated": {link_label(k): gettext(v) for k, v in UNCALIBRATED_KINDS.items()},
         "api_url": f"{reverse('api-estimate')}?{asked.urlencode()}",
         "currency": request_currency(request),

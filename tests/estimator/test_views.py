@@ -665,7 +665,9 @@ def test_the_page_shows_formulas_assumptions_and_calibration_sources(client, clu
     assert 'id="assumptions"' in html
     assert "<td>0.5</td>" in html  # the echo of mfu
     assert "https://github.com/NVIDIA/nccl/issues/527" in html
-    assert "out of sample" in html
+    assert "held out" in html
+    assert "other size" in html
+    assert 'class="held-out"' in html  # the error per link on the held-out results
 
 
 def test_the_page_is_served_in_chinese_too(client, cluster):
@@ -673,14 +675,17 @@ def test_the_page_is_served_in_chinese_too(client, cluster):
     assert response.status_code == 200
     html = response.content.decode()
     assert 'lang="zh-hans"' in html
-    # A verdict, a reason and a formula (its symbols kept), said in Chinese
-    assert "效率 91%，通信占每步时间的 9%；最慢的链路：节点间网络为每块 GPU 提供 0.7 GB/s" in html
+    # A verdict, a reason and a formula (its symbols kept), said in Chinese. (Issue 31's model
+    # changed this row, 4 nodes over TCP: the ring moves 2(G-1)/G of the message over each node's
+    # network, and the Ethernet factor refitted through it is 0.49, not 0.43; it said 91% at
+    # 0.7 GB/s.)
+    assert "效率 90%，通信占每步时间的 10%；最慢的链路：节点间网络为每块 GPU 提供 0.8 GB/s" in html
     # Booking, not memory, stops that row: it says so.
     assert "无法按所选规模预订（不可自助预订 2 个节点（仅限单节点，或须联系销售））" in html
     assert "每步时间 = 计算时间 + (1 - overlap) x 通信时间" in html
     assert "efficient" not in html
     body = client.get(f"/api/estimate?{TRAIN}").json()  # the API keeps its English
-    assert any(r["verdict"].startswith("91% efficient: ") for r in body["results"])
+    assert any(r["verdict"].startswith("90% efficient: ") for r in body["results"])
 
 
 def test_every_calibration_configuration_can_be_translated():

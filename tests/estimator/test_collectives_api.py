@@ -1,0 +1,286 @@
+"""`GET /api/collectives` and the collective model behind it (offerings.estimator.nccl).
+
+The figures are checked by hand arithmetic on the model's formulas; the wiring (facts with their
+bases, SHARP from the provider's readiness, published results, the error band, bad input) on
+catalog rows.
+"""
+
+from datetime import date
+from decimal import Decimal
+
+import pytest
+
+from offerings.estimator.calibration import HELD_OUT
+from offerings.estimator.core import DEFAULT_CONSTANTS, FabricSpec, GpuLinkSpec, InstanceSpec, Job
+from offerings.estimator.estimation import estimate_training
+from offerings.estimator.nccl import DOMAIN_EXIT_CHANNELS, expect
+from offerings.models import CollectiveResult, ProviderReadiness
+from tests.estimator.test_views import make_cluster
+
+GIB = 2**30
+SOURCE = "https://example.com/readiness"
+
+
+@pytest.fixture
+def cluster(db):
+    return make_cluster()
+
+
+def get(client, query: str):
+    return client.get(f"/api/collectives?{query}")
+
+
+def spec(gpus=8, link=None, fabric=None, pcie=5) -> InstanceSpec:
+    return InstanceSpec(
+        id=1,
+        name="t",
+        gpu_count=gpus,
+        gpu_memory_gib=80,
+        bf16_dense_tflops=1000,
+        pcie_generation=pcie,
+        link=link or GpuLinkSpec("nvlink", "nvswitch", 3, 8, 600),
+        fabric=fabric or FabricSpec("infiniband", 1600, True, None),
+    )
+
+
+# -- the model ---------------------------------------------------------------------------------
+
+
+def test_a_ring_all_reduce_moves_the_whole_message_over_the_network_even_at_two_nodes():
+    # A100 (no NVLink SHARP) x 8 per node, 2 nodes, InfiniBand 1600 Gb/s: G = 16.
+    result = expect(spec(), "all_reduce", 2, GIB, "ring")
+    network = next(stage for stage in result.stages if stage.name == "network")
+    # network bytes = 2 x 15/16 x S per node, at 8 GPUs x 1600/8/8 GB/s x 0.92
+    assert network.bytes == pytest.approx(2 * 15 / 16 * GIB)
+    assert network.bandwidth_gbytes_per_s == pytest.approx(8 * 25 * 0.92)
+    assert network.seconds == pytest.approx(2 * 15 / 16 * GIB / 184e9 + 2 * 9.6e-6)
+    # busbw = S / t x 2 x 15/16 = at most the node's network bandwidth: no halving at 2 nodes
+    assert result.busbw_gbytes_per_s < 184
+    assert result.bottleneck == "network"
+
+
+def test_nvls_halves_the_network_traffic_at_two_nodes_where_a_ring_does_not():
+    h100 = GpuLinkSpec("nvlink", "nvswitch", 4, 8, 900)
+    fabric = FabricSpec("infiniband", 3200, True, None)
+    nvls = expect(spec(link=h100, fabric=fabric), "all_reduce", 2, GIB)
+    ring = expect(spec(link=h100, fabric=fabric), "all_reduce", 2, GIB, "ring")
+    assert nvls.algorithm == "nvls"  # auto, on an NVSwitch with NVLink SHARP
+    nvls_net = next(s for s in nvls.stages if s.name == "network")
+    ring_net = next(s for s in ring.stages if s.name == "network")
+    assert nvls_net.bytes == pytest.approx(GIB)  # 2 (D-1)/D x S = S
+    assert ring_net.bytes == pytest.approx(2 * 15 / 16 * GIB)
+    assert nvls.busbw_gbytes_per_s > ring.busbw_gbytes_per_s
+
+
+def test_all_gather_at_two_nodes_moves_about_the_whole_message_per_node():
+    result = expect(spec(), "all_gather", 2, GIB)
+    assert result.algorithm == "ring"
+    network = next(stage for stage in result.stages if stage.name == "network")
+    assert network.bytes == pytest.approx(15 / 16 * GIB)
+    # busbw = algbw x (G-1)/G: bounded by the node's network bandwidth
+    assert result.busbw_gbytes_per_s <= 8 * 25 * 0.92
+
+
+def test_alltoall_sends_each_gpus_share_for_other_nodes_over_the_network():
+    result = expect(spec(), "alltoall", 4, GIB)
+    assert result.algorithm == "p2p"
+    link, network = result.stages
+    assert link.bytes == pytest.approx(7 / 32 * GIB)  # (m-1)/G x S per GPU
+    assert network.bytes == pytest.approx(8 * 24 / 32 * GIB)  # m (G-m)/G x S per node
+
+
+def test_sharp_sends_the_message_once_per_node_whatever_the_node_count():
+    at = {n: expect(spec(), "all_reduce", n, GIB, "sharp", sharp=True) for n in (2, 16)}
+    for result in at.values():
+        network = next(s for s in result.stages if s.name == "network")
+        assert network.bytes == pytest.approx(GIB)
+        assert network.kind == "infiniband-sharp"
+
+
+def test_a_rack_spanning_domain_leaves_through_a_limited_number_of_channels():
+    nvl72 = GpuLinkSpec("nvlink", "nvswitch", 5, 72, 1800)
+    result = expect(spec(gpus=4, link=nvl72), "all_reduce", 36, GIB)  # two racks
+    assert (result.plan.group_gpus, result.plan.groups) == (72, 2)
+    network = next(s for s in result.stages if s.name == "network")
+    per_gpu = 1600 / 8 / 4 * DEFAULT_CONSTANTS.efficiency["infiniband"]
+    assert network.bandwidth_gbytes_per_s == pytest.approx(DOMAIN_EXIT_CHANNELS * per_gpu)
+
+
+def test_small_messages_are_bound_by_latency():
+    result = expect(spec(), "all_reduce", 8, 2**20)
+    assert result.bottleneck == "latency"
+    assert expect(spec(), "all_reduce", 8, GIB).bottleneck == "network"
+
+
+def test_auto_picks_the_faster_of_ring_and_tree_and_says_what_it_weighed():
+    small = expect(spec(), "all_reduce", 64, 2**20)
+    large = expect(spec(), "all_reduce", 64, 4 * GIB)
+    assert set(small.considered) == set(large.considered) == {"ring", "tree"}
+    assert small.algorithm == "tree"  # log2 D latency steps win on a small message
+    assert large.algorithm == "ring"  # a tree moves 2 S, a ring 2 (G-1)/G S
+
+
+def test_the_estimators_step_communication_is_this_function():
+    instance = spec(link=GpuLinkSpec("nvlink", "nvswitch", 4, 8, 900))
+    ddp = estimate_training(instance, Job(params_b=7, mode="train-ddp"), nodes=4)
+    assert ddp.comm_s == pytest.approx(expect(instance, "all_reduce", 4, 14 * 10**9).time_s)
+    fsdp = estimate_training(instance, Job(params_b=7, mode="train-fsdp"), nodes=4)
+    gather = expect(instance, "all_gather", 4, 14 * 10**9).time_s
+    scatter = expect(instance, "reduce_scatter", 4, 14 * 10**9).time_s
+    k = fsdp.micro_batches
+    assert fsdp.comm_s == pytest.approx(k * (2 * gather + scatter))
+
+
+# -- the API ------------------------------------------------------------------------------------
+
+
+def test_the_api_answers_the_models_figures_with_the_facts_it_used(client, cluster):
+    body = get(client, "instance=acme/ib-8x&nodes=2").json()
+    assert body["cannot_estimate"] is False
+    assert body["algorithm"] == "nvls"
+    assert body["collective"] == "all_reduce"
+    assert body["message_bytes"] == GIB
+    assert (body["nodes"], body["gpus"]) == (2, 16)
+    facts = {fact["fact"]: fact for fact in body["inputs"]}
+    assert facts["fabric.bandwidth_gbits_per_s"]["value"] == 3200
+    assert facts["nvlink.bandwidth_gbytes_per_s"]["value"] == 900.0
+    assert body["bottleneck"] in ("link", "network")
+    assert body["time_s"] * body["algbw_gbytes_per_s"] * 1e9 == pytest.approx(GIB, rel=1e-4)
+    assert body["busbw_gbytes_per_s"] == pytest.approx(
+        body["algbw_gbytes_per_s"] * 2 * 15 / 16, rel=1e-4
+    )
+    # the id works as well as provider/slug, and answers the same
+    same = get(client, f"instance={cluster['ib'].pk}&nodes=2").json()
+    assert same["busbw_gbytes_per_s"] == body["busbw_gbytes_per_s"]
+
+
+def test_unknown_facts_answer_cannot_estimate_with_the_missing_fact(client, cluster):
+    body = get(client, "instance=acme/mystery-8x&nodes=2").json()
+    assert body["cannot_estimate"] is True
+    assert body["busbw_gbytes_per_s"] is None
+    assert "fabric technology" in body["missing"]
+
+
+@pytest.mark.parametrize(
+    ("query", "reason"),
+    [
+        ("instance=acme/pcie-8x&algorithm=nvls", "NVLS needs an NVSwitch"),
+        ("instance=acme/efa-8x&nodes=2&algorithm=sharp", "this type has efa"),
+        ("instance=acme/ib-8x&algorithm=tree", "works between nodes"),
+        ("instance=acme/ib-8x&nodes=2&collective=alltoall&algorithm=ring", "point-to-point"),
+        ("instance=acme/ib-8x&nodes=2&collective=all_gather&algorithm=nvls", "as a ring"),
+    ],
+)
+def test_an_algorithm_the_hardware_cannot_run_says_why(client, cluster, query, reason):
+    body = get(client, query).json()
+    assert body["cannot_estimate"] is True
+    assert reason in body["reason"]
+
+
+def test_sharp_follows_the_providers_readiness(client, cluster):
+    unknown = get(client, "instance=acme/ib-8x&nodes=4&algorithm=sharp").json()
+    assert unknown["missing"] == ["whether the provider offers SHARP"]
+    assert get(client, "instance=acme/ib-8x&nodes=4").json()["algorithm"] == "nvls"
+    ProviderReadiness.objects.create(
+        provider=cluster["ib"].provider,
+        fact="sharp",
+        flag=True,
+        basis="provider",
+        source_url=SOURCE,
+        verified_at=date(2026, 12, 1),
+    )
+    body = get(client, "instance=acme/ib-8x&nodes=4&message_bytes=1073741825").json()
+    assert body["algorithm"] == "sharp"
+    sharp = next(fact for fact in body["inputs"] if fact["fact"] == "provider.sharp")
+    assert (sharp["value"], sharp["source_url"]) == (True, SOURCE)
+
+
+def test_published_results_and_the_error_band_come_with_the_answer(client, cluster):
+    CollectiveResult.objects.create(
+        instance=cluster["efa"],
+        collective="all_reduce",
+        nodes=2,
+        gpus=16,
+        message_bytes=GIB,
+        busbw_gbytes_per_s=Decimal("435.1"),
+        basis="third-party",
+        source_url="https://example.com/run",
+        verified_at=date(2026, 11, 30),
+    )
+    body = get(client, "instance=acme/efa-8x&nodes=2").json()
+    assert [r["busbw_gbytes_per_s"] for r in body["published"]] == [435.1]
+    band = body["error_band"]
+    worst = HELD_OUT["efa"].worst_error
+    assert band["kind"] == "efa"
+    assert band["held_out_points"] == HELD_OUT["efa"].points
+    assert band["low_gbytes_per_s"] == pytest.approx(body["busbw_gbytes_per_s"] / (1 + worst))
+    assert band["high_gbytes_per_s"] == pytest.approx(body["busbw_gbytes_per_s"] * (1 + worst))
+    # TCP over the general network has no held-out result: no band is invented
+    tcp = get(client, "instance=acme/pcie-8x&nodes=2").json()["error_band"]
+    assert tcp["held_out_points"] == 0
+    assert tcp["low_gbytes_per_s"] is None
+
+
+def test_a_node_count_the_provider_does_not_book_is_answered_with_a_warning(client, cluster):
+    body = get(client, "instance=datacrunch/single-8x&nodes=2").json()
+    assert body["cannot_estimate"] is False
+    assert body["warnings"] == [
+        "The provider does not book nodes of this type together on one fabric."
+    ]
+
+
+@pytest.mark.parametrize(
+    ("query", "bad"),
+    [
+        ("", {"instance"}),
+        ("instance=nope/none", {"instance"}),
+        ("instance=acme/ib-8x,acme/efa-8x", {"instance"}),
+        ("instance=acme/ib-8x&instance=acme/efa-8x", {"instance"}),
+        ("instance=acme/ib-8x&nodes=0", {"nodes"}),
+        ("instance=acme/ib-8x&nodes=1025", {"nodes"}),
+        ("instance=acme/ib-8x&nodes=2.5", {"nodes"}),
+        ("instance=acme/ib-8x&message_bytes=1e9", {"message_bytes"}),
+        ("instance=acme/ib-8x&message_bytes=0", {"message_bytes"}),
+        ("instance=acme/ib-8x&collective=broadcast&algorithm=fast", {"collective", "algorithm"}),
+        ("instance=%00", {"instance"}),
+    ],
+)
+def test_bad_parameters_answer_400_naming_each(client, cluster, query, bad):
+    response = get(client, query)
+    assert response.status_code == 400
+    body = response.json()
+    assert body["error"] == "invalid_parameters"
+    assert set(body["fields"]) == bad
+
+
+def test_the_openapi_document_has_the_endpoint(client, db):
+    paths = client.get("/api/openapi.json").json()["paths"]
+    item = paths["/api/collectives"]["get"]
+    names = {parameter["name"] for parameter in item["parameters"]}
+    assert names == {"instance", "collective", "nodes", "message_bytes", "algorithm"}
+    schema = item["responses"]["200"]["content"]["application/json"]["schema"]
+    assert {"busbw_gbytes_per_s", "error_band", "inputs", "published", "missing"} <= set(
+        schema["properties"]
+    )
+
+
+def test_the_estimator_and_the_api_give_one_answer_sharp_included(client, cluster):
+    def both() -> tuple[float, float]:
+        expected = get(client, "instance=acme/ib-8x&nodes=4&message_bytes=2000000000").json()
+        results = client.get("/api/estimate?params_b=1&mode=train-ddp&nodes=4").json()["results"]
+        row = next(r for r in results if r["instance"]["name"] == "ib.8x")
+        return expected["time_s"], row["comm_s"]
+
+    before = both()
+    assert before[0] == pytest.approx(before[1], rel=1e-5)  # DDP: one all-reduce of 2 GB
+    ProviderReadiness.objects.create(
+        provider=cluster["ib"].provider,
+        fact="sharp",
+        flag=True,
+        basis="provider",
+        source_url=SOURCE,
+        verified_at=date(2026, 12, 1),
+    )
+    after = both()
+    assert after[0] == pytest.approx(after[1], rel=1e-5)
+    assert after != before  # both now reduce in the switches
