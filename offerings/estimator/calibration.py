@@ -26,10 +26,12 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Iterable, Sequence
+import tomllib
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import date
 from decimal import Decimal
+from pathlib import Path
 
 from offerings.estimator.core import (
     DEFAULT_CONSTANTS,
@@ -333,32 +335,11 @@ CALIBRATION_POINTS: tuple[CalibrationPoint, ...] = (
             message_bytes=GIB,
             published_busbw_gbytes_per_s=busbw,
             fitted=False,
-            held_out=True,
+            note="Another size of a run fitted at 16 GiB (published_runs.toml).",
             catalog_instance="coreweave/nvidia-gb200-nvl72",
             basis="provider",
         )
         for racks, nodes, label, busbw in ((2, 36, "1 GiB", 596.10), (20, 360, "1 GiB", 218.85))
-    ),
-    *(
-        CalibrationPoint(
-            key=f"coreweave-h100-8x8-sharp-{label}",
-            kind="infiniband-sharp",
-            source_url=_COREWEAVE_NCCL_TESTS,
-            configuration="CoreWeave HGX H100: 8 nodes x 8 H100, InfiniBand 8 x 400 Gb/s with the "
-            f"SHARP plugin (the README's 64-GPU SHARP job); all_reduce_perf, out-of-place, {label}",
-            instance=_node(8, _H100_HGX, FabricSpec("infiniband", 3200, True, None)),
-            nodes=8,
-            message_bytes=size,
-            published_busbw_gbytes_per_s=busbw,
-            fitted=fitted,
-            algorithm="sharp",
-            catalog_instance="coreweave/nvidia-hgx-h100",
-            basis="provider",
-        )
-        for label, size, busbw, fitted in (
-            ("1 GiB", GIB, 365.90, True),
-            ("8 GiB", 8 * GIB, 386.56, False),
-        )
     ),
     *(
         CalibrationPoint(
@@ -448,8 +429,91 @@ CALIBRATION_POINTS: tuple[CalibrationPoint, ...] = (
     ),
 )
 
+#: The published runs recorded in published_runs.toml (beside this module): one GPU link per GPU
+#: model as its platform has it (8 GPUs per board unless the run says otherwise; a GB200 or GB300
+#: rack is one 72-GPU NVLink domain), the back-end as the run's source or the type states it.
+RUN_LINKS: dict[str, GpuLinkSpec] = {
+    "A100": _A100_HGX,
+    "H100": _H100_HGX,
+    "H200": _H100_HGX,
+    "B200": GpuLinkSpec("nvlink", "nvswitch", 5, 8, 1800),
+    "B300": GpuLinkSpec("nvlink", "nvswitch", 5, 8, 1800),
+    "GB200": _GB200_NVL72,
+    "GB300": _GB200_NVL72,
+    "MI300X": _MI300X,
+    "V100": _V100_SXM2,
+}
+RUNS_FILE = Path(__file__).with_name("published_runs.toml")
+
+
+def _run_kind(spec: InstanceSpec, run: dict) -> str:
+    """The factor a run measures: the network's between nodes (the tree's or SHARP's multiplier
+    where the run forced one), else the link's inside one group."""
+    result = expect(
+        spec,
+        run["collective"],
+        run["nodes"],
+        run["message_bytes"],
+        run["algorithm"],
+        sharp=run["algorithm"] == "sharp" or None,
+    )
+    network = [stage.kind for stage in result.stages if stage.name == "network"]
+    if network:
+        if run["algorithm"] == "tree":
+            return "tree-efa" if network[0] == "efa" else "tree"
+        return network[0]
+    return next(stage.kind for stage in result.stages if stage.name == "link")
+
+
+def recorded_runs(path: Path = RUNS_FILE) -> tuple[CalibrationPoint, ...]:
+    """published_runs.toml as calibration points."""
+    with path.open("rb") as handle:
+        runs = tomllib.load(handle)["run"]
+    points = []
+    for run in runs:
+        link = RUN_LINKS[run["gpu"]]
+        if link.domain_size == 8 and run["gpus_per_node"] != 8:
+            link = replace(link, domain_size=run["gpus_per_node"])
+        fabric = (
+            FabricSpec(run["fabric"], run["fabric_gbits_per_s"], True, None)
+            if run["fabric"] != "none"
+            else _NO_FABRIC
+        )
+        spec = _node(run["gpus_per_node"], link, fabric)
+        algorithm = run["algorithm"]
+        points.append(
+            CalibrationPoint(
+                key=run["key"],
+                kind=_run_kind(spec, run),
+                source_url=run["source_url"],
+                configuration=(
+                    f"{run['nodes']} x {run['gpus_per_node']} {run['gpu']}, "
+                    f"{run['fabric'] if run['fabric'] != 'none' else 'one NVLink domain'}"
+                    f"{' ' + str(run['fabric_gbits_per_s']) + ' Gb/s' if run['fabric'] != 'none' else ''}"
+                    f"; {run['collective']}_perf, algorithm {algorithm}"
+                    f"{', NCCL ' + run['nccl_version'] if run.get('nccl_version') else ''}"
+                ),
+                instance=spec,
+                nodes=run["nodes"],
+                message_bytes=run["message_bytes"],
+                published_busbw_gbytes_per_s=run["busbw_gbytes_per_s"],
+                fitted=run["split"] == "fit",
+                held_out=run["split"] == "held-out",
+                collective=run["collective"],
+                algorithm=algorithm,
+                catalog_instance=run.get("instance", ""),
+                basis=run["basis"],
+            )
+        )
+    return tuple(points)
+
+
+#: The recorded runs, and every point the fit and the error bands use.
+RECORDED_RUNS: tuple[CalibrationPoint, ...] = recorded_runs()
+ALL_POINTS: tuple[CalibrationPoint, ...] = CALIBRATION_POINTS + RECORDED_RUNS
+
 INTRA_KINDS = ("nvlink", "nvlink-sharp", "nvlink5-sharp", "infinity-fabric", "pcie")
-INTER_KINDS = ("infiniband", "efa", "tcpx", "ethernet", "infiniband-sharp")
+INTER_KINDS = ("infiniband", "efa", "tcpx", "ethernet", "infiniband-sharp", "tree", "tree-efa")
 
 
 def model_busbw(point: CalibrationPoint, constants: Constants = DEFAULT_CONSTANTS) -> float:
@@ -476,26 +540,42 @@ def _loss(points: Sequence[CalibrationPoint], constants: Constants) -> float:
     )
 
 
+#: Efficiency factors are fitted to runs of at least this size (bandwidth dominates); the per-call
+#: latencies to runs below SMALL (`fit_latency`).
+LARGE = 128 * 2**20
+
+
 def fit_factor(
     kind: str,
-    points: Iterable[CalibrationPoint] = CALIBRATION_POINTS,
+    points: Iterable[CalibrationPoint] = ALL_POINTS,
     constants: Constants = DEFAULT_CONSTANTS,
 ) -> float:
     """The factor for `kind` minimising the squared log error of its points (to 0.0005)."""
-    mine = [p for p in points if p.kind == kind and p.fitted]
+    mine = [p for p in points if p.kind == kind and p.fitted and p.message_bytes >= LARGE]
     if not mine:
         raise ValueError(f"no calibration points for {kind}")
-    best, best_loss = 1.0, math.inf
-    for step in range(100, 3001):  # 0.05 .. 1.5
-        factor = step * 0.0005
-        loss = _loss(mine, constants.with_efficiency(**{kind.replace("-", "_"): factor}))
-        if loss < best_loss:
-            best, best_loss = factor, loss
-    return best
+
+    def loss(factor: float) -> float:
+        return _loss(mine, constants.with_efficiency(**{kind.replace("-", "_"): factor}))
+
+    return _grid_minimum(loss, 0.05, 1.5, 0.0005)
+
+
+def _grid_minimum(loss: Callable[[float], float], low: float, high: float, step: float) -> float:
+    """The grid point from low to high in `step`s with the least loss: a coarse pass at 20
+    steps, then every step within 20 of its best (the losses here have one minimum)."""
+
+    def best_of(values: Iterable[float]) -> float:
+        return min(values, key=lambda value: (loss(value), value))
+
+    count = round((high - low) / step)
+    coarse = best_of(low + i * step for i in range(0, count + 1, 20))
+    start = max(0, round((coarse - low) / step) - 20)
+    return round(best_of(low + i * step for i in range(start, min(count, start + 40) + 1)), 6)
 
 
 def fit_efficiency(
-    points: Sequence[CalibrationPoint] = CALIBRATION_POINTS,
+    points: Sequence[CalibrationPoint] = ALL_POINTS,
     constants: Constants = DEFAULT_CONSTANTS,
 ) -> dict[str, float]:
     """Fit every calibrated kind (intra first, then fabrics); copy the uncalibrated ones."""
@@ -508,6 +588,70 @@ def fit_efficiency(
     fitted["roce"] = fitted["infiniband"]
     fitted["erdma"] = fitted["roce"]
     return fitted
+
+
+#: Fabrics whose per-call network latency is fitted (to fitted runs below 256 MiB); the others
+#: take InfiniBand's (NETWORK_CALL_LATENCY_US in core says why).
+LATENCY_KINDS = ("infiniband", "efa", "tcpx")
+SMALL = 256 * 2**20
+
+
+def fit_latency(
+    kind: str,
+    points: Iterable[CalibrationPoint] = ALL_POINTS,
+    constants: Constants = DEFAULT_CONSTANTS,
+) -> float:
+    """The per-call network latency for `kind` (microseconds, to 1) minimising the squared log
+    error of its fitted runs below 256 MiB."""
+    mine = [p for p in points if p.kind == kind and p.fitted and p.message_bytes < SMALL]
+    if not mine:
+        raise ValueError(f"no small-message calibration points for {kind}")
+
+    def loss(latency: float) -> float:
+        table = dict(constants.network_call_latency_us) | {kind: latency}
+        return _loss(mine, replace(constants, network_call_latency_us=table))
+
+    return _grid_minimum(loss, 0.0, 1000.0, 1.0)
+
+
+def fit_exit_channels(
+    points: Iterable[CalibrationPoint] = ALL_POINTS,
+    constants: Constants = DEFAULT_CONSTANTS,
+) -> int:
+    """The number of GPUs' ports a multi-node NVLink domain's traffic leaves through (1 to 72)
+    minimising the squared log error of the fitted runs that span several such domains."""
+    mine = [
+        p
+        for p in points
+        if p.fitted
+        and (p.instance.link.domain_size or 0) > p.instance.gpu_count
+        and p.nodes * p.instance.gpu_count > p.instance.link.domain_size
+    ]
+    if not mine:
+        raise ValueError("no calibration points span several NVLink domains")
+    return min(
+        range(1, 73),
+        key=lambda n: (_loss(mine, replace(constants, domain_exit_channels=n)), n),
+    )
+
+
+def fit_constants(
+    points: Sequence[CalibrationPoint] = ALL_POINTS,
+    constants: Constants = DEFAULT_CONSTANTS,
+) -> Constants:
+    """Efficiency factors on the large messages, then the per-call network latencies on the
+    small ones, then the factors again with those latencies (they move little after that)."""
+    current = constants
+    for _round in range(2):
+        current = replace(current, efficiency=fit_efficiency(points, current))
+        current = replace(current, domain_exit_channels=fit_exit_channels(points, current))
+        table = dict(current.network_call_latency_us)
+        for kind in LATENCY_KINDS:
+            table[kind] = fit_latency(kind, points, replace(current, network_call_latency_us=table))
+        for follower in ("roce", "erdma", "ethernet", "infiniband-sharp"):
+            table[follower] = table["infiniband"]
+        current = replace(current, network_call_latency_us=table)
+    return current
 
 
 @dataclass(frozen=True)
@@ -550,14 +694,20 @@ RECORDED_ON = date(2026, 11, 30)
 
 
 def catalog_results(
-    points: Sequence[CalibrationPoint] = CALIBRATION_POINTS,
+    points: Sequence[CalibrationPoint] = ALL_POINTS,
 ) -> list[CollectiveResultIn]:
-    """The points run on a catalog type, as published collective results for its detail page."""
+    """The points run on a catalog type, as published collective results for its detail page
+    (one per type, collective, size, node count and source: the first recorded)."""
     results = []
+    seen = set()
     for point in points:
         if not point.catalog_instance:
             continue
         provider, slug = point.catalog_instance.split("/")
+        run = (point.catalog_instance, point.collective, point.nodes, point.message_bytes)
+        if (*run, point.source_url) in seen:
+            continue
+        seen.add((*run, point.source_url))
         notes = point.configuration + (f". {point.note}" if point.note else "")
         results.append(
             CollectiveResultIn(
@@ -584,18 +734,30 @@ class HeldOutErrors:
     kind: str
     points: int
     median_error: float  # of |model / published - 1|
+    band_error: float  # the 80th percentile: four in five held-out results are this close
     worst_error: float
     within_30_percent: float  # share of points
 
 
+#: The size classes of the error bands: an answer's band comes from held-out results of its class
+#: (below SMALL, latency weighs; from SMALL up, bandwidth does).
+SIZE_CLASSES = ("small", "large")
+
+
+def size_class(message_bytes: int) -> str:
+    return "small" if message_bytes < SMALL else "large"
+
+
 def held_out_errors(
-    points: Sequence[CalibrationPoint] = CALIBRATION_POINTS,
+    points: Sequence[CalibrationPoint] = ALL_POINTS,
     constants: Constants = DEFAULT_CONSTANTS,
+    sizes: str | None = None,
 ) -> dict[str, HeldOutErrors]:
-    """Median and worst relative error per link kind over the held-out points."""
+    """Median and worst relative error per link kind over the held-out points (of one size
+    class, or all)."""
     by_kind: dict[str, list[float]] = {}
     for point in points:
-        if point.held_out:
+        if point.held_out and sizes in (None, size_class(point.message_bytes)):
             error = abs(model_busbw(point, constants) / point.published_busbw_gbytes_per_s - 1)
             by_kind.setdefault(point.kind, []).append(error)
     return {
@@ -603,6 +765,7 @@ def held_out_errors(
             kind=kind,
             points=len(errors),
             median_error=statistics.median(errors),
+            band_error=_percentile(errors, 0.8),
             worst_error=max(errors),
             within_30_percent=sum(error <= 0.3 for error in errors) / len(errors),
         )
@@ -610,18 +773,36 @@ def held_out_errors(
     }
 
 
-def error_band(kind: str | None, busbw: float | None) -> dict | None:
+def _six(value: float) -> float:
+    """Six significant digits, as every figure the API gives."""
+    return float(f"{value:.6g}")
+
+
+def _percentile(values: list[float], share: float) -> float:
+    """The smallest value at least `share` of `values` do not exceed."""
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(share * len(ordered)) - 1)]
+
+
+def error_band(
+    kind: str | None, busbw: float | None, message_bytes: int, ceiling: float | None = None
+) -> dict | None:
     """The band an answer's bus bandwidth sits in, from the held-out errors of its link kind
-    (the network between groups, else the link inside one): busbw / (1 + worst) to busbw x (1 +
-    worst). No held-out point for the kind: the band is unknown, and says so."""
+    (the network between groups, else the link inside one) at messages of its size class: four
+    in five of those results were within `band_error` of the model, so busbw / (1 + band) to
+    busbw x (1 + band), and never above `ceiling` (what the hardware reaches at line rate with no
+    latency). No such held-out result: the band is unknown, and says so."""
     if kind is None or busbw is None:
         return None
-    errors = HELD_OUT.get(kind)
+    sizes = size_class(message_bytes)
+    errors = HELD_OUT_BY_SIZE[sizes].get(kind)
     if errors is None:
         return {
             "kind": kind,
+            "message_sizes": sizes,
             "held_out_points": 0,
             "median_error": None,
+            "band_error": None,
             "worst_error": None,
             "low_gbytes_per_s": None,
             "high_gbytes_per_s": None,
@@ -629,11 +810,15 @@ def error_band(kind: str | None, busbw: float | None) -> dict | None:
         }
     return {
         "kind": kind,
+        "message_sizes": sizes,
         "held_out_points": errors.points,
         "median_error": round(errors.median_error, 4),
+        "band_error": round(errors.band_error, 4),
         "worst_error": round(errors.worst_error, 4),
-        "low_gbytes_per_s": round(busbw / (1 + errors.worst_error), 3),
-        "high_gbytes_per_s": round(busbw * (1 + errors.worst_error), 3),
+        "low_gbytes_per_s": _six(busbw / (1 + errors.band_error)),
+        "high_gbytes_per_s": _six(
+            min(busbw * (1 + errors.band_error), max(ceiling or math.inf, busbw))
+        ),
         "fitted": kind not in UNCALIBRATED_KINDS,
     }
 
@@ -641,3 +826,6 @@ def error_band(kind: str | None, busbw: float | None) -> dict | None:
 #: Computed once at import from the recorded points and the shipped factors: a pure function of
 #: constants in this file and core.py, not of the data.
 HELD_OUT: dict[str, HeldOutErrors] = held_out_errors()
+HELD_OUT_BY_SIZE: dict[str, dict[str, HeldOutErrors]] = {
+    sizes: held_out_errors(sizes=sizes) for sizes in SIZE_CLASSES
+}

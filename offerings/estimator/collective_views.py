@@ -13,13 +13,13 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from django.http import HttpRequest, JsonResponse, QueryDict
-from django.utils.translation import gettext
+from django.utils.translation import gettext, gettext_noop
 from django.views.decorators.http import require_safe
 
-from offerings.estimator.calibration import error_band
-from offerings.estimator.core import NODES_MAX, InstanceSpec
+from offerings.estimator.calibration import ALL_POINTS, error_band
+from offerings.estimator.core import DEFAULT_CONSTANTS, NODES_MAX, InstanceSpec
 from offerings.estimator.estimation import rounded
-from offerings.estimator.nccl import ALGORITHMS, COLLECTIVES, Expectation, expect
+from offerings.estimator.nccl import ALGORITHMS, COLLECTIVES, Expectation, expect, line_rate
 from offerings.estimator.ranking import links_of
 from offerings.models import InstanceType, ProviderReadiness, ReadinessFact
 from offerings.table.parameters import invalid_parameters, parse_instance_ids
@@ -31,6 +31,7 @@ from offerings.table.rows import (
 from offerings.web.caching import absolute_url, cached_response
 
 PARAMETERS = ("instance", "collective", "nodes", "message_bytes", "algorithm")
+INSTANCE_MAX = 200  # a provider slug, a slash and a type slug are far shorter
 GIB = 2**30
 DEFAULT_MESSAGE_BYTES = GIB
 MESSAGE_BYTES_MAX = 2**40  # 1 TiB: nccl-tests' largest runs are a few GiB
@@ -62,8 +63,14 @@ def _integer(
 ) -> int:
     if text is None:
         return default
-    if not (text.isascii() and text.isdigit()) or len(text) > 15:
+    digits = text[1:] if text[:1] in "+-" else text
+    if not (digits.isascii() and digits.isdigit()) or len(text) > 15:
         errors[name] = [gettext("Enter a whole number.")]
+        return default
+    if text[:1] in "+-":
+        errors[name] = [
+            gettext("Enter a number from %(low)s to %(high)s.") % {"low": low, "high": high}
+        ]
         return default
     value = int(text)
     if not low <= value <= high:
@@ -91,7 +98,7 @@ def parse_collective_query(query: QueryDict) -> CollectiveQuery:
     if instance_text is None and "instance" not in errors:
         errors["instance"] = [gettext("This parameter is required: an id or provider/slug.")]
     elif instance_text is not None:
-        if "," in instance_text:
+        if "," in instance_text or len(instance_text) > INSTANCE_MAX:
             errors["instance"] = [gettext("Give one instance: an id or provider/slug.")]
         else:
             rows, messages = parse_instance_ids(
@@ -244,8 +251,9 @@ def answer(
     absolute: Callable[[str], str],
 ) -> dict:
     offered = sharp.flag if sharp is not None else None
+    spec = spec_of(row, offered)
     result = expect(
-        spec_of(row, offered),
+        spec,
         query.collective,
         query.nodes,
         query.message_bytes,
@@ -266,6 +274,7 @@ def answer(
         "algorithm_asked": query.algorithm,
     }
     warnings = bookable_warnings(row, query.nodes)
+    body["bookable"] = bookable(row, query.nodes)
     published = [serialize_collective_result(r) for r in collective_results_of(row)]
     if not result.estimated:
         reason = None
@@ -304,9 +313,24 @@ def answer(
         "base_latency_us": result.base_latency_us,
         "inputs": inputs_of(row, result, sharp),
         "published": published,
-        "error_band": error_band(band_kind(result), busbw),
+        "error_band": error_band(
+            band_kind(result), busbw, query.message_bytes, ceiling_of(spec, result, offered)
+        ),
         "warnings": warnings,
     }
+
+
+def bookable(row: InstanceType, nodes: int) -> bool | None:
+    """Whether the provider books `nodes` nodes of the type together self-serve (None: no
+    source says). The figures answer the hardware either way; this answers the booking."""
+    if nodes < 2:
+        return True
+    fabric = getattr(row, "fabric", None)
+    if fabric is None or fabric.multi_node is None:
+        return None
+    if not fabric.multi_node:
+        return False
+    return fabric.max_nodes is None or nodes <= fabric.max_nodes
 
 
 def bookable_warnings(row: InstanceType, nodes: int) -> list[str]:
@@ -333,3 +357,119 @@ def api_collectives(request: HttpRequest) -> JsonResponse:
     row = query.instance
     body = answer(row, query, sharp_fact(row), lambda path: absolute_url(request, path))
     return JsonResponse(body, json_dumps_params={"ensure_ascii": False, "allow_nan": False})
+
+
+# --------------------------------------------------------------------------------------------
+# The type's page: "What nccl-tests should show"
+# --------------------------------------------------------------------------------------------
+
+
+def page_node_counts(row: InstanceType) -> list[int]:
+    """1, 2, 4, 8 and 16 nodes, as far as the type can be booked together (one node when no
+    source says it can); where an NVLink domain spans nodes (a GB200 NVL72 rack), also one, two
+    and four whole domains."""
+    fabric = getattr(row, "fabric", None)
+    if fabric is None or not fabric.multi_node:
+        return [1]
+    counts = set(PAGE_NODE_COUNTS)
+    link = getattr(row, "gpu_link", None)
+    domain = getattr(link, "domain_size", None) or 0
+    if domain > row.gpu_count and domain % row.gpu_count == 0:
+        counts |= {domain // row.gpu_count * racks for racks in (1, 2, 4)}
+    limit = fabric.max_nodes or max(counts)
+    return sorted(n for n in counts if n <= limit)
+
+
+def ceiling_of(spec: InstanceSpec, result: Expectation, sharp: bool | None) -> float | None:
+    """The busbw the same algorithm reaches at line rate with no latency: the top of a band."""
+    perfect = expect(
+        spec,
+        result.collective,
+        result.nodes,
+        result.message_bytes,
+        result.algorithm if result.algorithm in ("ring", "tree", "nvls", "sharp") else "auto",
+        sharp=sharp,
+        constants=line_rate(DEFAULT_CONSTANTS),
+    )
+    return perfect.busbw_gbytes_per_s
+
+
+def _cell(spec: InstanceSpec, result: Expectation, sharp: bool | None) -> dict:
+    """One figure as the page shows it: busbw with its band, or why there is none."""
+    if result.refused is not None:
+        message, values = result.refused
+        why = gettext(message) % values if values else gettext(message)
+        return {"collective": result.collective, "why": why}
+    if not result.estimated:
+        names = ", ".join(gettext(name) for name in result.missing)
+        why = gettext("unknown: %(names)s") % {"names": names}
+        return {"collective": result.collective, "why": why}
+    busbw = result.busbw_gbytes_per_s
+    ceiling = ceiling_of(spec, result, sharp)
+    band = error_band(band_kind(result), busbw, result.message_bytes, ceiling) or {}
+    return {
+        "collective": result.collective,
+        "busbw": busbw,
+        "algorithm": result.algorithm,
+        "low": band.get("low_gbytes_per_s"),
+        "high": band.get("high_gbytes_per_s"),
+        "band_points": band.get("held_out_points"),
+        "bottleneck": result.bottleneck,
+    }
+
+
+def fit_roles() -> dict[tuple, str]:
+    """What the calibration did with each recorded result on a catalog type: "fitted", "held
+    out" or "other size" (another message size of a fitted run), by (type, collective, nodes,
+    size, busbw)."""
+    return {
+        (
+            point.catalog_instance,
+            point.collective,
+            point.nodes,
+            point.message_bytes,
+            round(point.published_busbw_gbytes_per_s, 2),
+        ): gettext_noop("fitted")
+        if point.fitted
+        else gettext_noop("held out")
+        if point.held_out
+        else gettext_noop("other size")
+        for point in ALL_POINTS
+        if point.catalog_instance
+    }
+
+
+def expected_on_page(row: InstanceType) -> dict:
+    """The expected all_reduce and all_gather bus bandwidth at 1 GiB on 1 to 16 nodes, and the
+    model's figure beside each published result of a collective it models."""
+    sharp = sharp_fact(row)
+    offered = sharp.flag if sharp is not None else None
+    spec = spec_of(row, offered)
+    rows = []
+    for nodes in page_node_counts(row):
+        cells = [
+            _cell(spec, expect(spec, collective, nodes, GIB, sharp=offered), offered)
+            for collective in PAGE_COLLECTIVES
+        ]
+        rows.append({"nodes": nodes, "gpus": nodes * row.gpu_count, "cells": cells})
+    used = fit_roles()
+    published = []
+    for result in collective_results_of(row):
+        model = None
+        role = used.get(
+            (
+                f"{row.provider.slug}/{row.slug}",
+                result.collective,
+                result.nodes,
+                result.message_bytes,
+                round(float(result.busbw_gbytes_per_s), 2),
+            )
+        )
+        if result.collective in COLLECTIVES:
+            figure = expect(
+                spec, result.collective, result.nodes, result.message_bytes, sharp=offered
+            )
+            if result.gpus == figure.gpus:
+                model = figure.busbw_gbytes_per_s
+        published.append((result, model, role))
+    return {"rows": rows, "published": published, "collectives": PAGE_COLLECTIVES}

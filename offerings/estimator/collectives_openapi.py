@@ -39,6 +39,12 @@ ERROR_BAND = {
     "worst). With no held-out result on that kind, the bounds are null.",
     "properties": {
         "kind": {"type": "string"},
+        "message_sizes": {
+            "type": "string",
+            "enum": ["small", "large"],
+            "description": "The held-out results the band is taken from: below 256 MiB, or "
+            "256 MiB and larger, as the answer's message",
+        },
         "held_out_points": {"type": "integer"},
         "median_error": NUMBER,
         "worst_error": NUMBER,
@@ -116,6 +122,12 @@ RESULT = {
         "gpus": {"type": "integer"},
         "message_bytes": {"type": "integer"},
         "algorithm_asked": {"type": "string", "enum": list(ALGORITHMS)},
+        "bookable": {
+            "type": "boolean",
+            "nullable": True,
+            "description": "Whether the provider books this many nodes of the type together "
+            "self-serve (null: no source says); the figures answer the hardware either way",
+        },
         "cannot_estimate": {"type": "boolean"},
         "reason": {
             "type": "string",

@@ -112,26 +112,32 @@ EFFICIENCY: dict[str, float] = {
     "nvlink-sharp": 1.05,
     # NVLink 5 (Blackwell) with NVLink SHARP, fitted apart from NVLink 4: one factor for both
     # overstated Blackwell by the difference.
-    "nvlink5-sharp": 0.90,
+    "nvlink5-sharp": 0.92,
     "infinity-fabric": 0.70,
     "pcie": 0.50,
-    "infiniband": 0.92,
-    "roce": 0.92,
-    "efa": 0.60,
-    "erdma": 0.92,
-    "tcpx": 0.80,
+    "infiniband": 0.94,
+    "roce": 0.94,
+    "efa": 0.65,
+    "erdma": 0.94,
+    "tcpx": 0.82,
     "ethernet": 0.49,
     # InfiniBand with SHARP reducing in the switches (NCCL's CollNet): the network stage of the
     # `sharp` algorithm (offerings.estimator.nccl) runs at this factor instead of InfiniBand's.
-    "infiniband-sharp": 0.47,
+    "infiniband-sharp": 0.71,
+    # NCCL's tree between nodes reaches this share of a ring's network bandwidth (a multiplier
+    # on the fabric's factor, fitted to runs that forced NCCL_ALGO=Tree).
+    "tree": 0.51,
+    # ... and on EFA, whose trees run through aws-ofi-nccl (fitted apart: InfiniBand's tree
+    # factor leaves p4d's published two-node runs at less than half their measured figure).
+    "tree-efa": 1.28,
 }
 
 #: Kinds whose factor is not fitted, and why the stated value was chosen.
 UNCALIBRATED_KINDS: dict[str, str] = {
     "roce": gettext_noop(
-        "No clean published RoCE all_reduce_perf result found (NVIDIA/nccl#2409 is a reported "
-        "misconfiguration). Set equal to InfiniBand: NCCL drives RoCE through the same IB-verbs "
-        "transport on the same ConnectX NICs."
+        "Set equal to InfiniBand: NCCL drives RoCE through the same IB-verbs transport on the "
+        "same ConnectX NICs. The published RoCE runs recorded (OCI, GCP) are held out to check "
+        "that rule, not fitted to."
     ),
     "erdma": gettext_noop(
         "No published result found. Set equal to RoCE (Alibaba eRDMA is RDMA over Ethernet)."
@@ -158,6 +164,28 @@ LATENCY_US: dict[str, float] = {
 }
 #: Base latency of one collective call, microseconds (same file: baseLat, Ring/Simple = 8.4).
 BASE_LATENCY_US = 8.4
+
+#: A group's traffic to other groups leaves through at most this many GPUs' network ports: an
+#: 8-GPU node uses all its ports; a GB200 NVL72 rack (72 GPUs, a NIC each) does not use 72. Fitted
+#: to CoreWeave's two- and twenty-rack GB200 runs at 16 GiB (calibration.fit_exit_channels): with
+#: every port counted, the model's busbw stayed at one rack's as racks were added, while the
+#: published runs fall.
+DOMAIN_EXIT_CHANNELS = 9
+
+#: What a call that crosses the network costs besides its bandwidth and NCCL's per-step figures,
+#: microseconds, by fabric: filling the pipeline through NICs and switches. NCCL's tuning figures
+#: above leave published 1-64 MiB runs 35-115% faster than measured; these are fitted to the
+#: small-message rows of the fitted runs (offerings.estimator.calibration.fit_latency). RoCE and
+#: eRDMA take InfiniBand's, plain Ethernet too (no small-message result is fitted for them).
+NETWORK_CALL_LATENCY_US: dict[str, float] = {
+    "infiniband": 71.0,
+    "roce": 71.0,
+    "efa": 165.0,
+    "erdma": 71.0,
+    "tcpx": 94.0,
+    "ethernet": 71.0,
+    "infiniband-sharp": 71.0,
+}
 
 #: The same for small messages (inference tensor parallelism all-reduces kilobytes per token):
 #: NCCL then uses the LL protocol, Ring/LL in the same table: NVLink 0.47, PCI 1.0, NET 2.7 us
@@ -296,6 +324,10 @@ class Constants:
     efficiency: Mapping[str, float] = field(default_factory=lambda: dict(EFFICIENCY))
     latency_us: Mapping[str, float] = field(default_factory=lambda: dict(LATENCY_US))
     base_latency_us: float = BASE_LATENCY_US
+    domain_exit_channels: int = DOMAIN_EXIT_CHANNELS
+    network_call_latency_us: Mapping[str, float] = field(
+        default_factory=lambda: dict(NETWORK_CALL_LATENCY_US)
+    )
     latency_ll_us: Mapping[str, float] = field(default_factory=lambda: dict(LATENCY_LL_US))
     base_latency_ll_us: float = BASE_LATENCY_LL_US
     pcie_gbytes_per_s: Mapping[int, float] = field(default_factory=lambda: dict(PCIE_GBYTES_PER_S))

@@ -45,7 +45,13 @@ import math
 from dataclasses import dataclass, field, replace
 
 from offerings.estimator.collectives import CommTimes, Plan, effective_bandwidth, plan
-from offerings.estimator.core import DEFAULT_CONSTANTS, GB, Constants, InstanceSpec
+from offerings.estimator.core import (
+    DEFAULT_CONSTANTS,
+    FABRIC_KINDS,
+    GB,
+    Constants,
+    InstanceSpec,
+)
 from offerings.estimator.phrases import gettext_noop
 
 COLLECTIVES: tuple[str, ...] = ("all_reduce", "all_gather", "reduce_scatter", "alltoall")
@@ -59,23 +65,13 @@ BUSBW_FACTOR = {
     "alltoall": lambda n: (n - 1) / n,
 }
 
-#: NCCL's tuning model scales a tree's bus bandwidth by 0.92 against a ring's (the "tree
-#: correction" in src/graph/tuning.cc, NVIDIA/nccl commit 01afd20a): stated, not fitted.
-TREE_EFFICIENCY = 0.92
-
 #: Link kinds whose switch reduces (NVLink SHARP): NCCL's NVLS algorithm runs on them.
 NVLS_KINDS = ("nvlink-sharp", "nvlink5-sharp")
-
-#: A group's traffic to other groups leaves through at most this many GPUs' network ports: NCCL
-#: runs 16 NVLS channels by default on NVLink 4 and 5 (NCCL_NVLS_NCHANNELS, src/graph/tuning.cc and
-#: docs "Environment Variables"), each channel crossing the network through one NIC. A node of 8
-#: GPUs uses all its ports; a GB200 NVL72 rack (72 GPUs, one NIC each) does not use 72.
-DOMAIN_EXIT_CHANNELS = 16
 
 #: Why an algorithm cannot run, as a code the API returns and the page translates.
 NOT_THIS_COLLECTIVE = gettext_noop("NCCL runs this collective only as %(allowed)s")
 ONE_GROUP = gettext_noop(
-    "%(algorithm)s works between nodes, and these GPUs share one NVLink domain or node"
+    "%(algorithm)s runs between nodes, and these GPUs are all in one node or NVLink domain"
 )
 NO_NVLS = gettext_noop(
     "NVLS needs an NVSwitch with NVLink SHARP (NVLink 4 or later), which this type does not have"
@@ -175,7 +171,7 @@ def _bandwidths(
     link = effective_bandwidth(link_kind, the_plan.intra_raw, constants)
     network = effective_bandwidth(network_kind, the_plan.inter_raw, constants)
     if network is not None:
-        network *= min(the_plan.group_gpus, DOMAIN_EXIT_CHANNELS)
+        network *= min(the_plan.group_gpus, constants.domain_exit_channels)
     return link, network
 
 
@@ -209,6 +205,12 @@ def _stages(
         if d > 1:
             add("network", the_plan.inter_kind, m * (g - m) / g * size, network_bw, 1)
         return tuple(stages)
+    if collective != "all_reduce":
+        # All-gather and reduce-scatter: every shard reaches every GPU whatever the algorithm
+        # (NVLS and SHARP measure as a ring does, Together's B200 runs), so each is timed as one.
+        link_kind = "nvlink" if link_kind in NVLS_KINDS else link_kind
+        link_bw, network_bw = _bandwidths(the_plan, constants, link_kind, the_plan.inter_kind)
+        algorithm = "ring"
     if algorithm == "ring":
         if m > 1:
             add("link", link_kind, a * (g - 1) / g * size, link_bw, a * (g - d))
@@ -217,14 +219,9 @@ def _stages(
         return tuple(stages)
     if algorithm == "tree":
         if m > 1:
-            add("link", link_kind, 2 * size, link_bw * TREE_EFFICIENCY, 2 * (m - 1))
-        add(
-            "network",
-            the_plan.inter_kind,
-            2 * size,
-            network_bw * TREE_EFFICIENCY,
-            2 * math.log2(d),
-        )
+            add("link", link_kind, 2 * (m - 1) / m * size, link_bw, 2 * (m - 1))
+        tree_bw = network_bw * tree_factor(the_plan.inter_kind, constants)
+        add("network", the_plan.inter_kind, tree_bytes(d, size), tree_bw, 2 * math.log2(d))
         return tuple(stages)
     # nvls and sharp: reduce inside the group, then between groups.
     if m > 1:
@@ -232,9 +229,36 @@ def _stages(
     if d > 1:
         if algorithm == "sharp":
             add("network", network_kind, size, network_bw, 2)
-        else:
-            add("network", the_plan.inter_kind, 2 * (d - 1) / d * size, network_bw, 2 * (d - 1))
+        else:  # NCCL's NVLS tree: a double binary tree between the groups
+            add("network", the_plan.inter_kind, tree_bytes(d, size), network_bw, 2 * math.log2(d))
     return tuple(stages)
+
+
+def _network_call_latency(
+    stages: tuple[Stage, ...], constants: Constants, small_messages: bool
+) -> float:
+    """Microseconds a call that crosses the network adds (Simple protocol; NCCL's LL figures
+    stand alone for small messages)."""
+    if small_messages:
+        return 0.0
+    kinds = [stage.kind for stage in stages if stage.name == "network"]
+    return constants.network_call_latency_us.get(kinds[0], 0.0) if kinds else 0.0
+
+
+def tree_factor(fabric: str | None, constants: Constants) -> float:
+    """The tree's share of a ring's network bandwidth: the fabric's own where one is fitted
+    ("tree-efa": aws-ofi-nccl's trees, above 1: they beat EFA's fitted ring), else the one fitted on
+    InfiniBand."""
+    factors = constants.efficiency
+    return factors.get(f"tree-{fabric}", factors["tree"])
+
+
+def tree_bytes(groups: int, size: float) -> float:
+    """Bytes a group sends (and receives) in a double binary tree all-reduce of `size` bytes
+    between `groups` groups: with two, each is the other's parent in one tree and child in the
+    other, so each sends the message once; with more, a group is an inner node of one tree (up
+    from two children, down to them) and a leaf of the other, which makes twice the message."""
+    return size if groups == 2 else 2 * size
 
 
 def _refusal(
@@ -245,8 +269,8 @@ def _refusal(
         if algorithm not in ("auto",):
             return (NOT_THIS_COLLECTIVE, {"allowed": "point-to-point sends (algorithm=auto)"}), ()
         return None, ()
-    if collective in ("all_gather", "reduce_scatter") and algorithm not in ("auto", "ring"):
-        return (NOT_THIS_COLLECTIVE, {"allowed": "a ring (algorithm=ring or auto)"}), ()
+    if collective in ("all_gather", "reduce_scatter") and algorithm == "tree":
+        return (NOT_THIS_COLLECTIVE, {"allowed": "ring, NVLS or SHARP"}), ()
     if algorithm in ("tree", "sharp") and the_plan.groups < 2:
         return (ONE_GROUP, {"algorithm": algorithm}), ()
     if algorithm == "nvls" and not nvls_capable(the_plan):
@@ -254,6 +278,8 @@ def _refusal(
             return None, the_plan.missing
         return (NO_NVLS, {}), ()
     if algorithm == "sharp":
+        if fabric not in FABRIC_KINDS:
+            return None, (gettext_noop("fabric technology"),)
         if fabric != "infiniband":
             return (NO_SHARP_FABRIC, {"fabric": fabric}), ()
         if sharp is None:
@@ -271,11 +297,10 @@ def _candidates(collective: str, the_plan: Plan, fabric: str, sharp: bool | None
         return ["ring"]
     if the_plan.groups < 2:
         return ["nvls"] if nvls_capable(the_plan) else ["ring"]
+    options = ["nvls", "ring"] if nvls_capable(the_plan) else ["ring", "tree"]
     if fabric == "infiniband" and sharp:
-        return ["sharp"]
-    if nvls_capable(the_plan):
-        return ["nvls"]
-    return ["ring", "tree"]
+        options.append("sharp")
+    return options
 
 
 def expect(
@@ -325,14 +350,27 @@ def expect(
     considered: dict[str, float] = {}
     for option in options:
         stages = _stages(option, collective, message_bytes, the_plan, constants, small_messages)
-        seconds = max(stage.seconds for stage in stages) + base * 1e-6
+        call = base + _network_call_latency(stages, constants, small_messages)
+        seconds = max(stage.seconds for stage in stages) + call * 1e-6
         considered[option] = seconds
         if best is None or seconds < best.time_s:
             best = replace(
-                blank, algorithm=option, stages=stages, base_latency_us=base, time_s=seconds
+                blank, algorithm=option, stages=stages, base_latency_us=call, time_s=seconds
             )
     assert best is not None
     return replace(best, considered=considered if algorithm == "auto" else {})
+
+
+def line_rate(constants: Constants) -> Constants:
+    """The constants of a perfect run: every factor at least 1 (in-network reduction keeps its
+    factor above 1), no latency. An answer's error band never goes above what this reaches."""
+    return replace(
+        constants,
+        efficiency={kind: max(1.0, factor) for kind, factor in constants.efficiency.items()},
+        latency_us=dict.fromkeys(constants.latency_us, 0.0),
+        base_latency_us=0.0,
+        network_call_latency_us=dict.fromkeys(constants.network_call_latency_us, 0.0),
+    )
 
 
 def communication(

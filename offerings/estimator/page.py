@@ -22,7 +22,7 @@ from django.utils.translation import gettext_lazy as _
 
 from offerings.estimator.calibration import (
     CALIBRATION_POINTS,
-    HELD_OUT,
+    HELD_OUT_BY_SIZE,
     CalibrationPoint,
     calibration_report,
 )
@@ -377,13 +377,6 @@ CALIBRATION_CONFIGURATIONS: tuple[tuple[str, str], ...] = (
         ),
     ),
     (
-        "coreweave-h100-8x8-sharp-",
-        gettext_noop(
-            "CoreWeave HGX H100: 8 nodes x 8 H100, InfiniBand 8 x 400 Gb/s with the SHARP plugin "
-            "(the README's 64-GPU SHARP job); all_reduce_perf, out-of-place, %(size)s"
-        ),
-    ),
-    (
         "azure-nd96asr-v4-2x8-ib-",
         gettext_noop(
             "Azure Standard_ND96asr_v4 on AKS: 2 nodes x 8 A100 SXM4 40GB, InfiniBand 8 x 200 "
@@ -488,16 +481,22 @@ def calibration_rows() -> list[dict[str, Any]]:
 
 
 def held_out_rows() -> list[dict[str, Any]]:
-    """The model's error on the held-out results, per link kind (the API's error bands)."""
+    """The model's error on the held-out results, per link kind and size class (the API's error
+    bands)."""
+    sizes = {"small": gettext("< 256 MiB"), "large": gettext("≥ 256 MiB")}
     return [
         {
             "kind": link_label(kind),
+            "sizes": sizes[size],
             "points": errors.points,
             "median": f"{errors.median_error:.1%}",
+            "band": f"{errors.band_error:.1%}",
             "worst": f"{errors.worst_error:.1%}",
             "within": f"{errors.within_30_percent:.0%}",
         }
-        for kind, errors in HELD_OUT.items()
+        for kind in sorted({kind for by_kind in HELD_OUT_BY_SIZE.values() for kind in by_kind})
+        for size, by_kind in HELD_OUT_BY_SIZE.items()
+        if (errors := by_kind.get(kind)) is not None
     ]
 
 

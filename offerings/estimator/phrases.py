@@ -108,6 +108,7 @@ LINK_NAMES: dict[str, LinkName] = {
     "erdma": LinkName("eRDMA"),
     "tcpx": LinkName("GPUDirect-TCPX"),
     "ethernet": LinkName(gettext_noop("TCP over the general network")),
+    "tree": LinkName(gettext_noop("NCCL tree between nodes")),
     "unknown": LinkName(gettext_noop("unknown")),
 }
 

@@ -23,6 +23,7 @@ from django.urls import reverse
 from django.utils.translation import gettext
 from django.views.decorators.http import require_safe
 
+from offerings.estimator.calibration import RECORDED_RUNS
 from offerings.estimator.chart import CHART_INSTANCES, efficiency_chart
 from offerings.estimator.core import (
     FORMULA_MESSAGES,
@@ -319,6 +320,8 @@ def page_context(
         "formulas": [gettext(message) % {} for message in FORMULA_MESSAGES],
         "calibration": calibration_rows(),
         "held_out": held_out_rows(),
+        "recorded_runs": len(RECORDED_RUNS),
+        "recorded_fitted": sum(run.fitted for run in RECORDED_RUNS),
         "uncalibrated": {link_label(k): gettext(v) for k, v in UNCALIBRATED_KINDS.items()},
         "api_url": f"{reverse('api-estimate')}?{asked.urlencode()}",
         "currency": request_currency(request),

@@ -14,6 +14,7 @@ from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_POST, require_safe
 from django_ratelimit.decorators import ratelimit
 
+from offerings.estimator.collective_views import expected_on_page
 from offerings.models import (
     GpuModel,
     InstanceType,
@@ -91,6 +92,7 @@ def _detail_context(
         "display_rate": rates.display_rate(currency),
         "form": form or CorrectionForm(),
         "stale_hours": settings.PRICE_STALE_AFTER_HOURS,
+        "expected": expected_on_page(instance),
     }
 
 

@@ -18,6 +18,7 @@ pytestmark = pytest.mark.django_db
 OPERATIONS = [
     ("/api/instances", "GET"),
     ("/api/estimate", "GET"),
+    ("/api/collectives", "GET"),
     ("/api/plan", "GET"),
     ("/api/providers", "GET"),
 ]
