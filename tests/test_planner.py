@@ -460,3 +460,12 @@ def test_the_run_cost_is_money_in_cents_not_six_significant_digits(client):
     assert all(round(cost, 4) == cost for cost in costs)
     # Six significant digits would have cut a seven-figure cost's last digits to zeros.
     assert any(float(f"{cost:.6g}") != cost for cost in costs if cost >= 10**6)
+
+
+def test_a_fabric_known_to_be_rdma_of_no_stated_kind_is_said_so_as_in_the_table(client):
+    # Tencent's HCCPNV6 case: the provider says RDMA, not which kind. The planner's "between
+    # nodes" cell names it as the table's badge does, not "Unknown".
+    Fabric.objects.filter(instance__name="mystery.8x").update(rdma=True)
+    html = client.get("/plan/?gpus=8").content.decode()
+    row = html.split("<code>mystery.8x</code>", 1)[1].split("</tr>", 1)[0]
+    assert "RDMA (kind not stated)" in row
