@@ -11,6 +11,7 @@ urlpatterns = [
     path("faq/", views.faq, name="faq"),
     path("about/data/", views.about_data, name="about-data"),
     path("nvlink-infiniband/", interconnect_page.nvlink_infiniband, name="nvlink-infiniband"),
+    path("llms.txt", views.llms_txt, name="llms-txt"),
 ]
 
 unprefixed_urlpatterns = [

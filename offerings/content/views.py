@@ -217,6 +217,43 @@ def robots_txt(request: HttpRequest) -> HttpResponse:
     return HttpResponse("\n".join(lines) + "\n", content_type="text/plain; charset=utf-8")
 
 
+# -- llms.txt ------------------------------------------------------------------------------------
+
+
+@require_safe
+def llms_txt(request: HttpRequest) -> HttpResponse:
+    """`/llms.txt` (and `/zh-hans/llms.txt`) in the llmstxt.org form: a title, a summary, then
+    the pages and endpoints an assistant should read, each with one line on what it holds. The
+    pages link in the request's language; the API and feed are the same in both."""
+    page = {
+        "seed": "offerings:nvlink-infiniband",
+        "learn": "offerings:learn",
+        "faq": "offerings:faq",
+        "table": "offerings:instance-list",
+        "plan": "offerings:plan",
+        "estimate": "offerings:estimate",
+        "providers": "offerings:providers",
+        "data": "offerings:about-data",
+    }
+    unprefixed = {
+        "api_instances": "api-instances",
+        "api_collectives": "api-collectives",
+        "api_estimate": "api-estimate",
+        "api_plan": "api-plan",
+        "api_providers": "api-providers",
+        "openapi": "api-openapi",
+        "feed": "feed-price-changes",
+        "sitemap": "sitemap",
+    }
+    urls = {key: absolute_url(request, reverse(name)) for key, name in (page | unprefixed).items()}
+    return render(
+        request,
+        "content/llms.txt",
+        {"urls": urls},
+        content_type="text/plain; charset=utf-8",
+    )
+
+
 # -- sitemap -------------------------------------------------------------------------------------
 
 
