@@ -294,8 +294,9 @@ STATIC_PAGES = (
     "offerings:providers",
     "offerings:plan",
 )
-# Routes that are public but are not pages of their own (a comparison needs `?ids=`).
-NOT_IN_SITEMAP = frozenset({"offerings:compare"})
+#: Routes that are public but are not pages of their own: a comparison needs `?ids=`, and
+#: llms.txt is a plain-text index for assistants that links the pages itself.
+NOT_IN_SITEMAP = frozenset({"offerings:compare", "offerings:llms-txt"})
 
 
 class PagesSitemap(I18nSitemap):

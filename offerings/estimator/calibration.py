@@ -1,25 +1,28 @@
-"""Published nccl-tests results the estimator's efficiency factors are fitted to.
+"""Published nccl-tests results the collective model is fitted to, and held to.
 
 Each CalibrationPoint records where a result was published, the configuration it ran (GPUs per
-node, nodes, link and fabric as the estimator describes them, message size) and the bus bandwidth
-it reported. `model_busbw` runs the estimator's own all-reduce model at that configuration and
-converts the time to busbw the way nccl-tests does (busbw = S / t x 2(G-1)/G, nccl-tests
-doc/PERFORMANCE.md), so a factor is fitted "through the model", not by dividing two numbers.
+node, nodes, link and fabric as the model describes them, collective, message size, algorithm)
+and the bus bandwidth it reported. `model_busbw` runs the collective model (offerings.estimator.
+nccl.expect) at that configuration, so a factor is fitted "through the model", not by dividing
+two numbers. 36 points are written here (the first fit's, with configurations the page
+translates); the rest come from published_runs.toml beside this module (`recorded_runs`).
 
-`fit_efficiency()` fits one factor per link kind, least squares on log(modelled / published):
-intra-node kinds first (their points have one node), then the fabrics (whose points also cross
-NVLink, with the intra factors just fitted). The defaults in `offerings.estimator.core.EFFICIENCY` are
-this fit rounded to two decimals; tests/estimator/test_core.py re-runs it and compares.
+Split by source and configuration, never by message size of a fitted run: a point is fitted, or
+held out (never fitted to; the answers' error bands come from these), or another message size of
+a fitted run (reported only). docs/estimator.md names the fitted sources.
 
-Message size: factors are fitted to 1 GiB results (one transformer block's FSDP all-gather for
-10-100B models is 0.4-2 GB); results at other sizes are kept as out-of-sample checks
-(`fitted=False`) and reported with their errors. The model has no size dependence beyond the
-per-step latency, so it under-predicts larger messages (up to ~30% on EFA at 8 GiB).
+`fit_constants()` fits, in turn: one efficiency factor per link kind (least squares on
+log(model / published), runs of 128 MiB and larger, intra-node kinds first, then the fabrics and
+the tree and SHARP multipliers); the ports a rack-spanning NVLink domain leaves through; and the
+per-call network latency of InfiniBand, EFA and TCPX (runs below 256 MiB, where latency weighs;
+the two thresholds overlap so that the one 128 MiB TCP report fits Ethernet's factor). The
+defaults in offerings.estimator.core are this fit rounded; tests/estimator/test_core.py re-runs
+it and compares.
 
 Selection: results from vendors' own repositories and maintainers' threads first, then public
 user reports whose configuration is fully stated. Left out on purpose: runs their authors reported
-as broken (NVIDIA/nccl#2409 RoCE, NVIDIA/nccl#527 multi-node EFA v1 "slow bus bandwidth") and
-runs with NCCL_ALGO forced to something a training job would not use, except where noted.
+as broken (NVIDIA/nccl#2409 RoCE, NVIDIA/nccl#527 multi-node EFA v1 "slow bus bandwidth"), prose
+figures, runs without a message size, and on-premises hardware whose links are not stated.
 """
 
 from __future__ import annotations
@@ -41,7 +44,7 @@ from offerings.estimator.core import (
     GpuLinkSpec,
     InstanceSpec,
 )
-from offerings.estimator.nccl import expect
+from offerings.estimator.nccl import band_kind, expect
 from offerings.schemas import CollectiveResultIn
 
 GIB = 2**30
@@ -447,8 +450,7 @@ RUNS_FILE = Path(__file__).with_name("published_runs.toml")
 
 
 def _run_kind(spec: InstanceSpec, run: dict) -> str:
-    """The factor a run measures: the network's between nodes (the tree's or SHARP's multiplier
-    where the run forced one), else the link's inside one group."""
+    """The factor a run measures, as an answer's error band names it (`nccl.band_kind`)."""
     result = expect(
         spec,
         run["collective"],
@@ -457,12 +459,10 @@ def _run_kind(spec: InstanceSpec, run: dict) -> str:
         run["algorithm"],
         sharp=run["algorithm"] == "sharp" or None,
     )
-    network = [stage.kind for stage in result.stages if stage.name == "network"]
-    if network:
-        if run["algorithm"] == "tree":
-            return "tree-efa" if network[0] == "efa" else "tree"
-        return network[0]
-    return next(stage.kind for stage in result.stages if stage.name == "link")
+    kind = band_kind(result)
+    if kind is None:
+        raise ValueError(f"{run['key']}: the model cannot run this configuration")
+    return kind
 
 
 def recorded_runs(path: Path = RUNS_FILE) -> tuple[CalibrationPoint, ...]:
@@ -734,10 +734,15 @@ class HeldOutErrors:
     kind: str
     points: int
     median_error: float  # of |model / published - 1|
-    band_error: float  # the 80th percentile: four in five held-out results are this close
     worst_error: float
     within_30_percent: float  # share of points
+    # published / model at the 10th and 90th percentile: four in five results fell between
+    low_ratio: float
+    high_ratio: float
 
+
+#: Fewer held-out results than this give no band: "four in five" of one or two says nothing.
+BAND_POINTS_MIN = 5
 
 #: The size classes of the error bands: an answer's band comes from held-out results of its class
 #: (below SMALL, latency weighs; from SMALL up, bandwidth does).
@@ -753,24 +758,26 @@ def held_out_errors(
     constants: Constants = DEFAULT_CONSTANTS,
     sizes: str | None = None,
 ) -> dict[str, HeldOutErrors]:
-    """Median and worst relative error per link kind over the held-out points (of one size
-    class, or all)."""
+    """Median, worst and 10th-90th percentile errors per link kind over the held-out points (of
+    one size class, or all)."""
     by_kind: dict[str, list[float]] = {}
     for point in points:
         if point.held_out and sizes in (None, size_class(point.message_bytes)):
-            error = abs(model_busbw(point, constants) / point.published_busbw_gbytes_per_s - 1)
-            by_kind.setdefault(point.kind, []).append(error)
-    return {
-        kind: HeldOutErrors(
+            ratio = point.published_busbw_gbytes_per_s / model_busbw(point, constants)
+            by_kind.setdefault(point.kind, []).append(ratio)
+    result = {}
+    for kind, ratios in sorted(by_kind.items()):
+        errors = [abs(1 / ratio - 1) for ratio in ratios]
+        result[kind] = HeldOutErrors(
             kind=kind,
-            points=len(errors),
+            points=len(ratios),
             median_error=statistics.median(errors),
-            band_error=_percentile(errors, 0.8),
             worst_error=max(errors),
             within_30_percent=sum(error <= 0.3 for error in errors) / len(errors),
+            low_ratio=_percentile(ratios, 0.1),
+            high_ratio=_percentile(ratios, 0.9),
         )
-        for kind, errors in sorted(by_kind.items())
-    }
+    return result
 
 
 def _six(value: float) -> float:
@@ -779,47 +786,44 @@ def _six(value: float) -> float:
 
 
 def _percentile(values: list[float], share: float) -> float:
-    """The smallest value at least `share` of `values` do not exceed."""
+    """The value at `share` of the way through `values`, sorted (nearest rank, from the low
+    end for a low share and the high end for a high one, so 10th-90th holds four in five)."""
     ordered = sorted(values)
-    return ordered[max(0, math.ceil(share * len(ordered)) - 1)]
+    if share <= 0.5:
+        return ordered[max(0, math.ceil(share * len(ordered)) - 1)]
+    return ordered[min(len(ordered) - 1, math.floor(share * len(ordered)))]
 
 
 def error_band(
     kind: str | None, busbw: float | None, message_bytes: int, ceiling: float | None = None
 ) -> dict | None:
-    """The band an answer's bus bandwidth sits in, from the held-out errors of its link kind
-    (the network between groups, else the link inside one) at messages of its size class: four
-    in five of those results were within `band_error` of the model, so busbw / (1 + band) to
-    busbw x (1 + band), and never above `ceiling` (what the hardware reaches at line rate with no
-    latency). No such held-out result: the band is unknown, and says so."""
+    """The band an answer's bus bandwidth sits in: busbw times the 10th and 90th percentile of
+    published / model over the held-out results of its link kind (`nccl.band_kind`) at
+    messages of its size class, so four in five of them fell inside; never above `ceiling` (what
+    the hardware reaches at line rate with no latency). With fewer than BAND_POINTS_MIN such
+    results the bounds are unknown, and say so."""
     if kind is None or busbw is None:
         return None
     sizes = size_class(message_bytes)
     errors = HELD_OUT_BY_SIZE[sizes].get(kind)
-    if errors is None:
-        return {
-            "kind": kind,
-            "message_sizes": sizes,
-            "held_out_points": 0,
-            "median_error": None,
-            "band_error": None,
-            "worst_error": None,
-            "low_gbytes_per_s": None,
-            "high_gbytes_per_s": None,
-            "fitted": kind not in UNCALIBRATED_KINDS,
-        }
-    return {
+    band = {
         "kind": kind,
         "message_sizes": sizes,
-        "held_out_points": errors.points,
-        "median_error": round(errors.median_error, 4),
-        "band_error": round(errors.band_error, 4),
-        "worst_error": round(errors.worst_error, 4),
-        "low_gbytes_per_s": _six(busbw / (1 + errors.band_error)),
-        "high_gbytes_per_s": _six(
-            min(busbw * (1 + errors.band_error), max(ceiling or math.inf, busbw))
-        ),
+        "held_out_points": errors.points if errors else 0,
+        "median_error": round(errors.median_error, 4) if errors else None,
+        "worst_error": round(errors.worst_error, 4) if errors else None,
+        "low_gbytes_per_s": None,
+        "high_gbytes_per_s": None,
         "fitted": kind not in UNCALIBRATED_KINDS,
+    }
+    if errors is None or errors.points < BAND_POINTS_MIN:
+        return band
+    high = busbw * errors.high_ratio
+    if ceiling is not None:
+        high = min(high, max(ceiling, busbw))
+    return band | {
+        "low_gbytes_per_s": _six(min(busbw * errors.low_ratio, high)),
+        "high_gbytes_per_s": _six(high),
     }
 
 

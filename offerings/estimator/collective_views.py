@@ -9,7 +9,7 @@ results on record and the error band of the held-out fit, and shapes the answer.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from django.http import HttpRequest, JsonResponse, QueryDict
@@ -17,9 +17,17 @@ from django.utils.translation import gettext, gettext_noop
 from django.views.decorators.http import require_safe
 
 from offerings.estimator.calibration import ALL_POINTS, error_band
+from offerings.estimator.collectives_openapi import DEFAULT_MESSAGE_BYTES, MESSAGE_BYTES_MAX
 from offerings.estimator.core import DEFAULT_CONSTANTS, NODES_MAX, InstanceSpec
 from offerings.estimator.estimation import rounded
-from offerings.estimator.nccl import ALGORITHMS, COLLECTIVES, Expectation, expect, line_rate
+from offerings.estimator.nccl import (
+    ALGORITHMS,
+    COLLECTIVES,
+    Expectation,
+    band_kind,
+    expect,
+    line_rate,
+)
 from offerings.estimator.ranking import links_of
 from offerings.models import InstanceType, ProviderReadiness, ReadinessFact
 from offerings.table.parameters import invalid_parameters, parse_instance_ids
@@ -33,8 +41,6 @@ from offerings.web.caching import absolute_url, cached_response
 PARAMETERS = ("instance", "collective", "nodes", "message_bytes", "algorithm")
 INSTANCE_MAX = 200  # a provider slug, a slash and a type slug are far shorter
 GIB = 2**30
-DEFAULT_MESSAGE_BYTES = GIB
-MESSAGE_BYTES_MAX = 2**40  # 1 TiB: nccl-tests' largest runs are a few GiB
 #: The node counts and message size of the type page's table.
 PAGE_NODE_COUNTS = (1, 2, 4, 8, 16)
 PAGE_COLLECTIVES = ("all_reduce", "all_gather")
@@ -128,7 +134,7 @@ def parse_collective_query(query: QueryDict) -> CollectiveQuery:
     return CollectiveQuery(instance, collective, nodes, message_bytes, algorithm, errors)
 
 
-def spec_of(row: InstanceType, sharp: bool | None) -> InstanceSpec:
+def spec_of(row: InstanceType) -> InstanceSpec:
     """The type's facts as the model's plain data (no price: the answer has none)."""
     link, fabric = links_of(row)
     return InstanceSpec(
@@ -139,7 +145,7 @@ def spec_of(row: InstanceType, sharp: bool | None) -> InstanceSpec:
         bf16_dense_tflops=None,
         pcie_generation=row.gpu.pcie_generation,
         link=link,
-        fabric=replace(fabric, sharp=sharp),
+        fabric=fabric,
         provider=row.provider.slug,
     )
 
@@ -170,7 +176,13 @@ def inputs_of(row: InstanceType, result: Expectation, sharp: ProviderReadiness |
     if the_plan is not None and the_plan.group_gpus > 1 and link is not None:
         if the_plan.intra_kind == "pcie":
             facts.append(
-                _fact("gpu.pcie_generation", row.gpu.pcie_generation, "platform", "", None)
+                _fact(
+                    "gpu.pcie_generation",
+                    row.gpu.pcie_generation,
+                    "platform",
+                    row.gpu.source_url,
+                    row.gpu.verified_at,
+                )
             )
         for name in (
             "technology",
@@ -234,16 +246,6 @@ def stages_of(result: Expectation) -> list[dict]:
     ]
 
 
-def band_kind(result: Expectation) -> str | None:
-    """The link kind whose held-out errors bound this answer: the network between groups, else
-    the link inside one."""
-    network = [stage.kind for stage in result.stages if stage.name == "network"]
-    if network:
-        return network[0]
-    link = [stage.kind for stage in result.stages if stage.name == "link"]
-    return link[0] if link else None
-
-
 def answer(
     row: InstanceType,
     query: CollectiveQuery,
@@ -251,7 +253,7 @@ def answer(
     absolute: Callable[[str], str],
 ) -> dict:
     offered = sharp.flag if sharp is not None else None
-    spec = spec_of(row, offered)
+    spec = spec_of(row)
     result = expect(
         spec,
         query.collective,
@@ -310,7 +312,7 @@ def answer(
         "time_s": rounded(result.time_s),
         "bottleneck": result.bottleneck,
         "stages": stages_of(result),
-        "base_latency_us": result.base_latency_us,
+        "call_latency_us": result.base_latency_us,
         "inputs": inputs_of(row, result, sharp),
         "published": published,
         "error_band": error_band(
@@ -439,12 +441,16 @@ def fit_roles() -> dict[tuple, str]:
     }
 
 
+#: Computed once from the recorded points (constants of the code, not data).
+FIT_ROLES = fit_roles()
+
+
 def expected_on_page(row: InstanceType) -> dict:
     """The expected all_reduce and all_gather bus bandwidth at 1 GiB on 1 to 16 nodes, and the
     model's figure beside each published result of a collective it models."""
     sharp = sharp_fact(row)
     offered = sharp.flag if sharp is not None else None
-    spec = spec_of(row, offered)
+    spec = spec_of(row)
     rows = []
     for nodes in page_node_counts(row):
         cells = [
@@ -452,7 +458,7 @@ def expected_on_page(row: InstanceType) -> dict:
             for collective in PAGE_COLLECTIVES
         ]
         rows.append({"nodes": nodes, "gpus": nodes * row.gpu_count, "cells": cells})
-    used = fit_roles()
+    used = FIT_ROLES
     published = []
     for result in collective_results_of(row):
         model = None

@@ -1,12 +1,9 @@
-"""How the GPUs of a row talk: the link inside a group, the fabric between groups, and the time
-of a collective over them.
+"""How the GPUs of a row are grouped: the link inside a group and the network between groups.
 
-A row's G = nodes x GPUs per node GPUs form groups of m that share NVLink, Infinity Fabric or PCIe
-(the node, or an NVLink domain spanning nodes), joined by the fabric (`plan`). A collective pass
-costs each stage its ring time plus per-step latencies, and NCCL pipelines the stages, so a
-collective takes as long as its slower stage (`collective_time`). `allreduce_busbw` turns that
-time into nccl-tests' bus bandwidth, which offerings.estimator.calibration fits the efficiency
-factors against. Pure Python, as offerings.estimator.core.
+A row's G = nodes x GPUs per node GPUs form groups of m that share NVLink, Infinity Fabric or
+PCIe (the node, or an NVLink domain spanning nodes), joined by the network (`plan`), with the raw
+bandwidth of each and the facts missing to know them. The time of a collective over them is
+offerings.estimator.nccl's. Pure Python, as offerings.estimator.core.
 """
 
 from __future__ import annotations
@@ -40,6 +37,7 @@ class Plan:
     inter_kind: str | None
     inter_raw: float | None
     missing: tuple[str, ...]
+    spanning: bool = False  # a group is an NVLink domain spanning several nodes (NVL72)
 
 
 def intra_link(
@@ -139,6 +137,7 @@ def plan(instance: InstanceSpec, nodes: int, constants: Constants = DEFAULT_CONS
         inter_kind=inter_kind,
         inter_raw=inter_raw,
         missing=tuple(missing),
+        spanning=group > g,
     )
 
 

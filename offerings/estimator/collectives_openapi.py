@@ -5,6 +5,9 @@ from __future__ import annotations
 from offerings.estimator.core import NODES_MAX
 from offerings.estimator.nccl import ALGORITHMS, COLLECTIVES
 
+DEFAULT_MESSAGE_BYTES = 2**30
+MESSAGE_BYTES_MAX = 2**40  # 1 TiB: nccl-tests' largest runs are a few GiB
+
 NUMBER = {"type": "number", "nullable": True}
 FACT = {
     "type": "object",
@@ -35,8 +38,9 @@ ERROR_BAND = {
     "type": "object",
     "nullable": True,
     "description": "The model's error on published results it was not fitted to (held out by "
-    "source and configuration) on the answer's link kind: busbw / (1 + worst) to busbw x (1 + "
-    "worst). With no held-out result on that kind, the bounds are null.",
+    "source and configuration) on the answer's link kind and message size class: busbw times the "
+    "10th and 90th percentile of published / model, so four in five of them fell inside, capped "
+    "at line rate. With fewer than five such results, the bounds are null.",
     "properties": {
         "kind": {"type": "string"},
         "message_sizes": {
@@ -84,7 +88,12 @@ PARAMETERS = [
     ),
     _query(
         "message_bytes",
-        {"type": "integer", "minimum": 1, "maximum": 2**40, "default": 2**30},
+        {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": MESSAGE_BYTES_MAX,
+            "default": DEFAULT_MESSAGE_BYTES,
+        },
         "The message size as nccl-tests prints it (the whole buffer)",
     ),
     _query(
@@ -158,7 +167,11 @@ RESULT = {
             "enum": ["link", "network", "latency", None],
         },
         "stages": {"type": "array", "items": STAGE},
-        "base_latency_us": {"type": "number"},
+        "call_latency_us": {
+            "type": "number",
+            "description": "What the call adds besides its stages: NCCL's base latency and, "
+            "crossing the network, the fitted per-call network latency",
+        },
         "inputs": {"type": "array", "items": FACT},
         "published": {
             "type": "array",

@@ -34,17 +34,15 @@ Model, in short (see FORMULAS for the exact text shown on the page):
   micro_batch_tokens))) forward and backward passes of micro_batch_tokens tokens per GPU
   (`micro_batches`). DDP accumulates gradients and all-reduces them once per step; fully sharded
   training with full resharding (PyTorch FSDP's FULL_SHARD, ZeRO-3) all-gathers the parameters in
-  every micro-batch's forward and backward pass and reduce-scatters its gradients: 3k passes.
-* A collective pass over S bytes (one reduce-scatter or one all-gather) costs, hierarchically,
-  intra: (m-1)/m x S / B_intra and inter: (D-1)/D x (S/m) / B_inter, plus per-step latencies. An
-  all-reduce is two passes (reduce-scatter + all-gather), so for DDP this is exactly the issue's
-  intra reduce-scatter + inter ring all-reduce 2(D-1)/D x (S/m) / B_inter + intra all-gather.
-* NCCL pipelines the stages (chunks flow through NVLink and the NIC at the same time), so a
-  collective takes as long as its slowest stage: comm = max(intra, inter). Adding them instead
-  cannot reproduce published results: for the 1 GiB all-reduce on 2 x 8 H200 over InfiniBand
-  (4.42 ms measured, calibration point coreweave-h200-2x8-ib-1 GiB) the calibrated NVLink stage
-  takes 4.02 ms, leaving 0.38 ms for the fabric stage, which would need about 15 times the
-  InfiniBand line rate.
+  every micro-batch's forward and backward pass and reduce-scatters its gradients: 2k
+  all-gathers and k reduce-scatters of the parameters' bytes.
+* Each collective call is timed by the collective model, offerings.estimator.nccl (its docstring
+  and docs/estimator.md "The collective model" give the bytes per stage by algorithm). NCCL
+  pipelines the stages (chunks flow through NVLink and the NIC at the same time), so a call takes
+  as long as its slowest stage. Adding them instead cannot reproduce published results: for the
+  1 GiB all-reduce on 2 x 8 H200 over InfiniBand (4.42 ms measured, calibration point
+  coreweave-h200-2x8-ib-1 GiB) even at InfiniBand's line rate the NVLink and fabric stages
+  added take longer than measured (tests/estimator/test_core.py holds this).
 """
 
 from __future__ import annotations
@@ -117,7 +115,7 @@ EFFICIENCY: dict[str, float] = {
     "pcie": 0.50,
     "infiniband": 0.94,
     "roce": 0.94,
-    "efa": 0.65,
+    "efa": 0.64,
     "erdma": 0.94,
     "tcpx": 0.82,
     "ethernet": 0.49,
@@ -129,7 +127,7 @@ EFFICIENCY: dict[str, float] = {
     "tree": 0.51,
     # ... and on EFA, whose trees run through aws-ofi-nccl (fitted apart: InfiniBand's tree
     # factor leaves p4d's published two-node runs at less than half their measured figure).
-    "tree-efa": 1.28,
+    "tree-efa": 1.29,
 }
 
 #: Kinds whose factor is not fitted, and why the stated value was chosen.
@@ -180,7 +178,7 @@ DOMAIN_EXIT_CHANNELS = 9
 NETWORK_CALL_LATENCY_US: dict[str, float] = {
     "infiniband": 71.0,
     "roce": 71.0,
-    "efa": 165.0,
+    "efa": 97.0,
     "erdma": 71.0,
     "tcpx": 94.0,
     "ethernet": 71.0,
@@ -267,22 +265,31 @@ FORMULA_MESSAGES: tuple[str, ...] = (
         "micro_batch_tokens tokens"
     ),
     gettext_noop(
-        "one pass (reduce-scatter or all-gather) of S: intra = (m-1)/m x S / B_intra + (m-1) "
-        "x latency_intra; inter = (D-1)/D x (S/m) / B_inter + (D-1) x latency_inter"
+        "one collective of S bytes (the collective model, GET /api/collectives): a ring moves "
+        "a(G-1)/G x S over each GPU's link and over each group's network (a = 2 for all_reduce, "
+        "1 for all_gather and reduce_scatter); NVLS (NVSwitch of NVLink 4 or later) moves 2(m-1)/m "
+        "x S over the link at the NVLink SHARP factor and T(D) over the network, a tree 2(m-1)/m "
+        "x S and T(D) at the tree factor, with T(D) = S for two groups and 2S beyond; all_reduce "
+        "takes the fastest of these that NCCL would run on the hardware"
+    ),
+    gettext_noop(
+        "a group's network = B_inter x its GPUs (at most 9 GPUs' ports when the group is an "
+        "NVLink domain spanning nodes); each stage adds its steps x NCCL's per-step latency"
+    ),
+    gettext_noop(
+        "one call = max(link stage, network stage) + 8.4 us + the fitted per-call network "
+        "latency when it crosses the network (NCCL pipelines the stages)"
     ),
     gettext_noop(
         "train-ddp: gradients accumulate over the k micro-batches and are all-reduced once per "
-        "step: 2 passes in 1 collective call (intra reduce-scatter, inter ring all-reduce "
-        "2(D-1)/D x (S/m) / B_inter, intra all-gather)"
+        "step: one all_reduce of S"
     ),
     gettext_noop(
         "train-fsdp (full resharding, as PyTorch FSDP and ZeRO-3): every micro-batch "
         "all-gathers the parameters in its forward pass and again in its backward pass and "
-        "reduce-scatters its gradients: 3 x k passes in 3 x k collective calls per step"
+        "reduce-scatters its gradients: 2 x k all_gather and k reduce_scatter calls of S per step"
     ),
-    gettext_noop(
-        "communication = max(intra, inter) + 8.4 us per collective call (NCCL pipelines the stages)"
-    ),
+    gettext_noop("communication = the sum of the step's calls"),
     gettext_noop(
         "compute = 6 x parameters x tokens_per_step / (GPUs x dense BF16 TFLOPS x 1e12 x mfu)"
     ),
@@ -372,8 +379,6 @@ class FabricSpec:
     max_nodes: int | None = None
     # The instance's general network (VPC): what nodes talk over when there is no back-end.
     network_gbits_per_s: float | None = None
-    # The provider offers SHARP in-network reduction (its readiness fact); None: unknown.
-    sharp: bool | None = None
 
     @property
     def between_nodes_gbits_per_s(self) -> float | None:

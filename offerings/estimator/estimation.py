@@ -149,9 +149,10 @@ def training_figures(
     basis = training_basis(instance, job, nodes, constants)
     the_plan = plan(instance, nodes, constants)
     fsdp = job.mode == "train-fsdp"
-    # DDP all-reduces the accumulated gradients once per step (2 passes, 1 call); FSDP with full
-    # resharding all-gathers the parameters for each micro-batch's forward and backward pass and
-    # reduce-scatters its gradients (3 passes and 3 calls per micro-batch).
+    # DDP all-reduces the accumulated gradients once per step; FSDP with full resharding
+    # all-gathers the parameters for each micro-batch's forward and backward pass and
+    # reduce-scatters its gradients (three calls per micro-batch). Each call is the collective
+    # model's (offerings.estimator.nccl).
     micro_batches = job.micro_batches(the_plan.gpus)
     size = job.params * job.bytes_per_param
     calls = (

@@ -12,31 +12,33 @@ the general network with plain Ethernet), each times its fitted efficiency facto
 message size as nccl-tests prints it (the whole buffer). NCCL pipelines the link and network
 stages, so a collective takes as long as its slower stage plus the call's base latency.
 
-Bytes each stage moves, by algorithm (the formulas `FORMULAS` prints):
+Bytes each stage moves, by algorithm (docs/estimator.md "The collective model" has the table):
 
 * ring (all_reduce, all_gather, reduce_scatter): one ring through all G GPUs, a = 2 for
   all_reduce and 1 for the other two. Each GPU sends a(G-1)/G x S over its link, and each group
   sends a(G-1)/G x S over its network ports (every ring channel leaves every group once): a ring
   never reduces the network traffic below the whole message, at two nodes as at a hundred.
-* tree (all_reduce, between nodes): NCCL's double binary tree. Its bandwidth model gives a tree
-  half a ring's algorithm bandwidth (algbw = busbw / 2, src/graph/tuning.cc), so both stages move
-  2 x S; its latency grows with log2(D) instead of D, which is why NCCL picks it for small
-  messages on many nodes.
+* tree (all_reduce, between nodes): NCCL's double binary tree: 2(m-1)/m x S per GPU over the
+  link, and `tree_bytes` (S at two groups, 2S beyond) per group over the network at the fabric's
+  factor times the tree's (`tree_factor`).
 * nvls (all_reduce, NVSwitch with NVLink SHARP: NVLink 4 and later): the switch reduces inside the
-  group, 2(m-1)/m x S per GPU at the "nvlink-sharp" factor; between groups NCCL's NVLS tree
-  all-reduces the group's reduced data: 2(D-1)/D x S per group. Only here does the network carry
-  half the message at two nodes.
-* sharp (all_reduce, InfiniBand with SHARP offered by the provider, NCCL's CollNet): the group
-  reduces over its link as above, then the switches reduce between groups: S per group in each
-  direction, whatever D.
-* alltoall (point to point, no algorithm to choose): each GPU sends (m-1)/G x S to its own group
-  and (G-m)/G x S to the others; a group's network carries m(G-m)/G x S.
+  group, 2(m-1)/m x S per GPU at the NVLink SHARP factor; between groups NCCL's NVLS tree moves
+  `tree_bytes` per group.
+* sharp (all_reduce, InfiniBand where the provider offers SHARP, NCCL's CollNet, which NCCL runs
+  only when asked: `auto` leaves it out): the group reduces over its link as above, then the
+  switches reduce between groups: S per group in each direction, whatever D.
+* all_gather and reduce_scatter measure the same under NVLS and SHARP as under a ring, so they
+  are timed as a ring whatever is asked; alltoall (point to point) sends (m-1)/G x S per GPU to
+  its own group and m(G-m)/G x S per group over the network.
 
-Latency: NCCL's Simple-protocol figures per step (offerings.estimator.core LATENCY_US), with the
-step counts of NCCL's tuning model: a ring all-reduce takes 2(G-1) steps, 2(D-1) of them over the
-network; a tree 2((m-1) + log2 D); NVLS 2((m-1) + (D-1)); SHARP 2((m-1) + 1); alltoall one step of
-each kind. Bus bandwidth as nccl-tests computes it (doc/PERFORMANCE.md): algbw = S / t, busbw =
-algbw x 2(G-1)/G for all_reduce, x (G-1)/G for the others.
+Time: each stage's bytes over its bandwidth plus its steps times NCCL's Simple-protocol latency
+per step (core.LATENCY_US): a ring all-reduce 2(G-D) link and 2(D-1) network steps, a tree or
+NVLS 2(m-1) and 2 log2 D, SHARP 2(m-1) and 2, alltoall one of each. NCCL pipelines the stages,
+so a call takes its slower stage (the other stage's step latencies hide behind it, where NCCL's
+own tuning model adds them: a simplification), plus the base latency and, when it crosses the
+network, the fitted per-call network latency. Bus bandwidth as nccl-tests computes it
+(doc/PERFORMANCE.md): algbw = S / t, busbw = algbw x 2(G-1)/G for all_reduce, x (G-1)/G for
+the others.
 """
 
 from __future__ import annotations
@@ -171,7 +173,11 @@ def _bandwidths(
     link = effective_bandwidth(link_kind, the_plan.intra_raw, constants)
     network = effective_bandwidth(network_kind, the_plan.inter_raw, constants)
     if network is not None:
-        network *= min(the_plan.group_gpus, constants.domain_exit_channels)
+        # A node uses all its GPUs' ports; a domain spanning nodes leaves through few of them.
+        ports = the_plan.group_gpus
+        if the_plan.spanning:
+            ports = min(ports, constants.domain_exit_channels)
+        network *= ports
     return link, network
 
 
@@ -245,6 +251,19 @@ def _network_call_latency(
     return constants.network_call_latency_us.get(kinds[0], 0.0) if kinds else 0.0
 
 
+def band_kind(result: Expectation) -> str | None:
+    """The link kind whose held-out errors bound this answer (and which a published run of it
+    calibrates): a tree's own factor where the answer is a tree, else the network's kind between
+    groups, else the link's inside one."""
+    network = [stage.kind for stage in result.stages if stage.name == "network"]
+    if network and result.algorithm == "tree":
+        return "tree-efa" if network[0] == "efa" else "tree"
+    if network:
+        return network[0]
+    link = [stage.kind for stage in result.stages if stage.name == "link"]
+    return link[0] if link else None
+
+
 def tree_factor(fabric: str | None, constants: Constants) -> float:
     """The tree's share of a ring's network bandwidth: the fabric's own where one is fitted
     ("tree-efa": aws-ofi-nccl's trees, above 1: they beat EFA's fitted ring), else the one fitted on
@@ -289,7 +308,7 @@ def _refusal(
     return None, ()
 
 
-def _candidates(collective: str, the_plan: Plan, fabric: str, sharp: bool | None) -> list[str]:
+def _candidates(collective: str, the_plan: Plan) -> list[str]:
     """What `auto` chooses among, as NCCL would on this hardware: the fastest of these."""
     if collective == "alltoall":
         return ["p2p"]
@@ -297,10 +316,8 @@ def _candidates(collective: str, the_plan: Plan, fabric: str, sharp: bool | None
         return ["ring"]
     if the_plan.groups < 2:
         return ["nvls"] if nvls_capable(the_plan) else ["ring"]
-    options = ["nvls", "ring"] if nvls_capable(the_plan) else ["ring", "tree"]
-    if fabric == "infiniband" and sharp:
-        options.append("sharp")
-    return options
+    # SHARP (CollNet) is left out: NCCL runs it only when NCCL_COLLNET_ENABLE asks for it.
+    return ["nvls", "ring"] if nvls_capable(the_plan) else ["ring", "tree"]
 
 
 def expect(
@@ -341,10 +358,7 @@ def expect(
         return replace(blank, missing=missing)
     if the_plan.missing:
         return replace(blank, missing=the_plan.missing)
-    if algorithm == "auto":
-        options = _candidates(collective, the_plan, fabric, sharp)
-    else:
-        options = [algorithm]
+    options = _candidates(collective, the_plan) if algorithm == "auto" else [algorithm]
     base = constants.base_latency_ll_us if small_messages else constants.base_latency_us
     best: Expectation | None = None
     considered: dict[str, float] = {}
@@ -391,7 +405,6 @@ def communication(
             collective,
             nodes,
             max(1, round(size)),
-            sharp=instance.fabric.sharp,
             constants=constants,
             small_messages=small_messages,
         )

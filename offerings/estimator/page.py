@@ -21,6 +21,7 @@ from django.utils.translation import gettext, gettext_noop, ngettext, pgettext
 from django.utils.translation import gettext_lazy as _
 
 from offerings.estimator.calibration import (
+    BAND_POINTS_MIN,
     CALIBRATION_POINTS,
     HELD_OUT_BY_SIZE,
     CalibrationPoint,
@@ -490,7 +491,9 @@ def held_out_rows() -> list[dict[str, Any]]:
             "sizes": sizes[size],
             "points": errors.points,
             "median": f"{errors.median_error:.1%}",
-            "band": f"{errors.band_error:.1%}",
+            "band": f"{errors.low_ratio:.2f}–{errors.high_ratio:.2f}"
+            if errors.points >= BAND_POINTS_MIN
+            else "–",
             "worst": f"{errors.worst_error:.1%}",
             "within": f"{errors.within_30_percent:.0%}",
         }

@@ -109,6 +109,7 @@ LINK_NAMES: dict[str, LinkName] = {
     "tcpx": LinkName("GPUDirect-TCPX"),
     "ethernet": LinkName(gettext_noop("TCP over the general network")),
     "tree": LinkName(gettext_noop("NCCL tree between nodes")),
+    "tree-efa": LinkName(gettext_noop("NCCL tree over EFA")),
     "unknown": LinkName(gettext_noop("unknown")),
 }
 

@@ -23,7 +23,7 @@ from decimal import Decimal
 from typing import Any, NamedTuple
 
 from django.db import connection
-from django.db.models import OuterRef, QuerySet, Subquery
+from django.db.models import QuerySet
 
 from offerings.estimator.collectives import effective_bandwidth
 from offerings.estimator.core import (
@@ -42,7 +42,7 @@ from offerings.estimator.estimation import (
     training_costs,
     training_figures,
 )
-from offerings.models import InstanceType, Offer, ProviderReadiness, ReadinessFact
+from offerings.models import InstanceType, Offer
 from offerings.money import RateTable
 from offerings.table.rows import detail_path
 
@@ -63,7 +63,6 @@ SPEC_FIELDS = (
     "fabric__multi_node",
     "fabric__max_nodes",
     "fabric__network_gbits_per_s",
-    "provider_sharp",
     "row_offer_id",
 )
 
@@ -85,30 +84,17 @@ def link_spec(technology, topology, generation, domain_size, bandwidth) -> GpuLi
     )
 
 
-def fabric_spec(
-    technology, bandwidth, multi_node, max_nodes, network=None, sharp=None
-) -> FabricSpec:
-    """A fabric row's fields (and the provider's SHARP fact) as the estimator's data (no row:
-    all unknown)."""
+def fabric_spec(technology, bandwidth, multi_node, max_nodes, network=None) -> FabricSpec:
+    """A fabric row's fields as the estimator's data (no row: all unknown)."""
     if technology is None:
-        return FabricSpec(sharp=sharp)
+        return FabricSpec()
     return FabricSpec(
         technology=technology,
         bandwidth_gbits_per_s=as_float(bandwidth),
         network_gbits_per_s=as_float(network),
         multi_node=multi_node,
         max_nodes=max_nodes,
-        sharp=sharp,
     )
-
-
-def with_sharp(rows: QuerySet) -> QuerySet:
-    """Rows annotated with their provider's SHARP readiness fact (`provider_sharp`, None when
-    unknown): NCCL's SHARP algorithm runs only where the provider offers it."""
-    offered = ProviderReadiness.objects.filter(
-        provider=OuterRef("provider"), fact=ReadinessFact.SHARP
-    ).values("flag")[:1]
-    return rows.annotate(provider_sharp=Subquery(offered))
 
 
 def usd_per_hour(
@@ -123,7 +109,7 @@ def lean_rows(rows: QuerySet, rates: RateTable) -> list[tuple[Any, InstanceSpec,
     """(id, hardware, USD per hour) of every matching type, in two queries: the hardware (GPU,
     count, link and fabric, as `hardware()` leaves a spec) is one object for all the types that
     have it, so the estimate of each hardware is computed once."""
-    values = list(with_sharp(rows).values_list(*SPEC_FIELDS))
+    values = list(rows.values_list(*SPEC_FIELDS))
     chosen = list({row[-1] for row in values} - {None})
     # One array parameter, not thousands of IN (...) placeholders, and a plain cursor: at catalog
     # scale, building, splitting and parsing those placeholders, and the ORM's row machinery,
@@ -146,7 +132,7 @@ def lean_rows(rows: QuerySet, rates: RateTable) -> list[tuple[Any, InstanceSpec,
         spec = shared.get(key)
         if spec is None:
             gpu_count, memory, tflops, pcie = key[:4]
-            link, fabric = key[4:9], key[9:15]
+            link, fabric = key[4:9], key[9:14]
             spec = shared[key] = InstanceSpec(
                 id=0,
                 name="",
@@ -375,10 +361,9 @@ def links_of(row: InstanceType) -> tuple[GpuLinkSpec, FabricSpec]:
             fabric.multi_node,
             fabric.max_nodes,
             fabric.network_gbits_per_s,
-            getattr(row, "provider_sharp", None),
         )
         if fabric is not None
-        else FabricSpec(sharp=getattr(row, "provider_sharp", None)),
+        else FabricSpec(),
     )
 
 

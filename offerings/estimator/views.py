@@ -62,7 +62,6 @@ from offerings.estimator.ranking import (
     instance_spec,
     lean_rows,
     ranked_results,
-    with_sharp,
 )
 from offerings.models import InstanceType, OfferKind
 from offerings.money import RateTable
@@ -125,8 +124,7 @@ def parse_estimate_query(query: QueryDict) -> EstimateQuery:
     pks, id_errors = resolve_ids(query.getlist("ids"))
     if id_errors:
         errors["ids"] = id_errors
-    # The chosen offer only (no list of offers), with the provider's SHARP fact.
-    queryset = with_sharp(InstanceType.objects.for_table())
+    queryset = InstanceType.objects.for_table()  # the chosen offer only: no list of offers
     if pks is not None:
         queryset = queryset.filter(pk__in=pks)
     listing = parse_listing_query(query, queryset=queryset, extra=ESTIMATE_PARAMETERS)

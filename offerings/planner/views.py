@@ -14,7 +14,6 @@ from django.views.decorators.http import require_safe
 from offerings.estimator import core as estimator
 from offerings.estimator.estimation import assumptions as estimator_assumptions
 from offerings.estimator.page import MODE_LABELS
-from offerings.estimator.ranking import with_sharp
 from offerings.models import (
     InstanceType,
     Offer,
@@ -142,8 +141,8 @@ def plan(query: PlanQuery) -> list[core.Shape]:
     if query.job is None:  # the ranking reads a few fields; the page's rows load in full later
         rows = [core.PlanRow.of(row) for row in matching.values_list(*core.PlanRow.FIELDS)]
         rows.sort(key=lambda row: row.pk)
-    else:  # the job's estimate reads each type's GPU, link and fabric, and SHARP
-        rows = list(with_sharp(matching).order_by("pk"))
+    else:  # the job's estimate reads each type's GPU, link and fabric
+        rows = list(matching.order_by("pk"))
     conditions = offer_condition(parameters)
     # A cluster planned on spot capacity can be taken away mid-run: spot prices compete only
     # when the buyer asks for them (`price_kind=spot`).

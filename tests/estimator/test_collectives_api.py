@@ -208,7 +208,11 @@ def test_sharp_follows_the_providers_readiness(client, cluster):
         source_url=SOURCE,
         verified_at=date(2026, 12, 1),
     )
-    body = get(client, "instance=acme/ib-8x&nodes=4&message_bytes=1073741825").json()
+    # NCCL runs SHARP (CollNet) only when asked: `auto` still answers NVLS ...
+    auto = get(client, "instance=acme/ib-8x&nodes=4&message_bytes=1073741825").json()
+    assert auto["algorithm"] == "nvls"
+    # ... and asked for, SHARP answers now that the provider offers it, citing that fact.
+    body = get(client, "instance=acme/ib-8x&nodes=4&algorithm=sharp").json()
     assert body["algorithm"] == "sharp"
     sharp = next(fact for fact in body["inputs"] if fact["fact"] == "provider.sharp")
     assert (sharp["value"], sharp["source_url"]) == (True, SOURCE)
@@ -220,13 +224,13 @@ def test_published_results_and_the_error_band_come_with_the_answer(client, clust
     assert [r["busbw_gbytes_per_s"] for r in body["published"]] == [435.1]
     band = body["error_band"]
     large = HELD_OUT_BY_SIZE["large"]["efa"]
-    error = large.band_error
     busbw = body["busbw_gbytes_per_s"]
     assert (band["kind"], band["message_sizes"]) == ("efa", "large")
     assert band["held_out_points"] == large.points < HELD_OUT["efa"].points
-    assert band["low_gbytes_per_s"] == pytest.approx(busbw / (1 + error), rel=1e-4)
+    assert band["low_gbytes_per_s"] == pytest.approx(busbw * large.low_ratio, rel=1e-4)
     # the top is capped at what the hardware reaches at line rate with no latency
-    assert busbw < band["high_gbytes_per_s"] <= busbw * (1 + error) * (1 + 1e-5)
+    assert band["low_gbytes_per_s"] <= band["high_gbytes_per_s"]
+    assert band["high_gbytes_per_s"] <= busbw * large.high_ratio * (1 + 1e-5)
     # TCP over the general network has no held-out result: no band is invented
     tcp = get(client, "instance=acme/pcie-8x&nodes=2").json()["error_band"]
     assert tcp["held_out_points"] == 0
@@ -276,7 +280,7 @@ def test_the_openapi_document_has_the_endpoint(client, db):
     )
 
 
-def test_the_estimator_and_the_api_give_one_answer_sharp_included(client, cluster):
+def test_the_estimator_and_the_api_give_one_answer_whatever_sharp_is_offered(client, cluster):
     def both() -> tuple[float, float]:
         expected = get(client, "instance=acme/ib-8x&nodes=4&message_bytes=2000000000").json()
         results = client.get("/api/estimate?params_b=1&mode=train-ddp&nodes=4").json()["results"]
@@ -294,8 +298,8 @@ def test_the_estimator_and_the_api_give_one_answer_sharp_included(client, cluste
         verified_at=date(2026, 12, 1),
     )
     after = both()
-    assert after[0] == pytest.approx(after[1], rel=1e-5)
-    assert after != before  # both now reduce in the switches
+    # SHARP is opt-in in NCCL: neither the estimate nor `auto` turns to it because it is offered
+    assert after == pytest.approx(before, rel=1e-9)
 
 
 # -- the type's page ---------------------------------------------------------------------------
@@ -347,3 +351,27 @@ def test_the_model_stands_beside_each_published_result_in_both_languages(client,
         assert heading in html
         published = _section(html, "collectives")
         assert f'data-label="{label}">{modelled:.1f}</td>' in published
+
+
+def test_a_node_uses_all_its_ports_and_only_a_rack_spanning_domain_is_capped():
+    sixteen = spec(gpus=16, link=GpuLinkSpec("nvlink", "nvswitch", 3, 16, 600))
+    result = expect(sixteen, "all_reduce", 2, GIB, "ring")
+    network = next(s for s in result.stages if s.name == "network")
+    per_gpu = 1600 / 8 / 16 * DEFAULT_CONSTANTS.efficiency["infiniband"]
+    assert network.bandwidth_gbytes_per_s == pytest.approx(16 * per_gpu)  # not 9 ports
+
+
+def test_too_few_held_out_results_give_no_band_rather_than_a_confident_one():
+    from offerings.estimator.calibration import BAND_POINTS_MIN, error_band
+
+    few = [
+        (kind, errors)
+        for kind, errors in HELD_OUT_BY_SIZE["large"].items()
+        if errors.points < BAND_POINTS_MIN
+    ]
+    assert few  # one NVLink ring result is held out at 256 MiB and up
+    kind, errors = few[0]
+    band = error_band(kind, 100.0, GIB)
+    assert band["held_out_points"] == errors.points
+    assert band["low_gbytes_per_s"] is None
+    assert band["high_gbytes_per_s"] is None
