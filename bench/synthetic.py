@@ -322,11 +322,14 @@ def make_fabric(rng: random.Random, provider: dict, count: int, source: str) -> 
         max_nodes = rng.choice([None, 1])
     else:
         max_nodes = None
+    # Plain Ethernet is the general network only: its figure goes there, not to a back-end.
+    backend = known_bw and tech != "ethernet"
     return {
         "technology": tech,
-        "port_speed_gbits_per_s": port if known_bw else None,
-        "nics": nics if known_bw else None,
-        "bandwidth_gbits_per_s": port * nics if known_bw else None,
+        "port_speed_gbits_per_s": port if backend else None,
+        "nics": nics if backend else None,
+        "bandwidth_gbits_per_s": port * nics if backend else None,
+        "network_gbits_per_s": port * nics if known_bw and tech == "ethernet" else None,
         "rdma": (True if rng.random() < 0.9 else None) if rdma_tech else rng.choice([False, None]),
         "gpudirect_rdma": (True if rng.random() < 0.7 else None)
         if rdma_tech
