@@ -1318,6 +1318,18 @@ class Offer(models.Model):
     # the provider's own source replaces it.
     source = models.CharField(max_length=40, blank=True, default="")
     source_url = models.URLField(max_length=500, validators=[validate_http_url])
+    # Who states the price at `source_url`: the provider, or a third party (a price source such
+    # as SkyPilot's catalog, or a post that copies the provider's price). A price follows from no
+    # platform rule.
+    basis = models.CharField(
+        max_length=12,
+        choices=[
+            (FactBasis.PROVIDER, FactBasis.PROVIDER.label),
+            (FactBasis.THIRD_PARTY, FactBasis.THIRD_PARTY.label),
+        ],
+        default=FactBasis.PROVIDER,
+        help_text="Who states this price at its source: the provider or a third party.",
+    )
     locked_fields = ArrayField(models.CharField(max_length=64), default=list, blank=True)
 
     objects = OfferQuerySet.as_manager()
@@ -1360,6 +1372,12 @@ class Offer(models.Model):
                 name="offer_has_source",
                 violation_error_message="Every price needs the URL it was read from.",
             ),
+            models.CheckConstraint(
+                condition=Q(basis__in=[FactBasis.PROVIDER, FactBasis.THIRD_PARTY])
+                & (Q(source="") | Q(basis=FactBasis.THIRD_PARTY)),
+                name="offer_basis_valid",
+                violation_error_message="A price is stated by the provider or by a third party; a price source's reading is a third party's.",
+            ),
         ]
         indexes = [
             # The table's price filters: current offers by GPU-hour price.
@@ -1383,6 +1401,21 @@ class Offer(models.Model):
     def __str__(self) -> str:
         term = f" {self.term_months}mo" if self.term_months else ""
         return f"{self.instance} {self.region.code} {self.kind}{term}"
+
+    def clean(self) -> None:
+        # The admin form leaves `source` out, so Django skips `offer_basis_valid` there: a price
+        # source's reading stays a third party's until a curator types the provider's own price
+        # (which makes it the curator's, `writer.save_curator_offer`).
+        if self.source and self.basis == FactBasis.PROVIDER and self.pk is not None:
+            stored = Offer.objects.filter(pk=self.pk).values("price_per_hour", "currency").first()
+            if stored == {"price_per_hour": self.price_per_hour, "currency": self.currency}:
+                raise ValidationError(
+                    {
+                        "basis": f"This price was read from a price source ({self.source}), so "
+                        "a third party states it. Enter the provider's own price to make it the "
+                        "provider's."
+                    }
+                )
 
     def is_stale(self, now=None) -> bool:
         return self.stale_at(self.observed_at, now)

@@ -175,6 +175,8 @@ class GpuIn(Sourced):
 # specification (offerings.platform), or a third party says it. A curated fixture states the
 # basis of its table's facts (`basis`) with exceptions per field (`basis_of`).
 Basis = Literal["provider", "platform", "third-party"]
+# A price is stated by someone: the provider or a third party; no platform rule gives one.
+PriceBasis = Literal["provider", "third-party"]
 
 
 class BasisMixin(Frozen):
@@ -334,6 +336,10 @@ class PriceIn(Frozen):
     # When the source shows the price was read; None: the source shows no date ("date unknown").
     observed_at: datetime | None = None
     source_url: Url
+    # Who states the price at `source_url`: the provider (its own page, API or price list) or a
+    # third party (a public catalog or a post that copies providers' prices). No platform rule
+    # gives a price.
+    basis: PriceBasis
     available: bool | None = None
 
     @model_validator(mode="after")

@@ -139,6 +139,7 @@ def test_prices_in_another_currency_are_usd_with_the_original_kept(client, cny_r
         "is_stale": True,
         "available": None,
         "source_url": "https://docs.example.com/spec",  # each price names its own source
+        "basis": "provider",  # and who states it there
         "original_price": 100.0,
         "original_currency": "CNY",
         "exchange_rate_date": "2025-10-21",

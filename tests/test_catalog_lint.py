@@ -55,6 +55,7 @@ price_per_hour = "160"
 currency = "CNY"
 observed_at = 2026-11-01T00:00:00Z
 source_url = "https://acme.example/pricing"
+basis = "provider"
 """
 
 NVL72 = """

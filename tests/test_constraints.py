@@ -217,6 +217,9 @@ BAD_ROWS = {
         )
         for _ in range(2)
     ],
+    "offer_basis_valid": lambda c: Offer.objects.filter(pk=c["offer"].pk).update(
+        source="skypilot", basis="provider"
+    ),
     "pricecheck_price_positive": lambda c: PriceCheck.objects.create(
         offer=c["offer"],
         source="skypilot",

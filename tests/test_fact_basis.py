@@ -52,6 +52,7 @@ price_per_hour = "{price}"
 currency = "CNY"
 {observed}
 source_url = "https://acme.example/pricing"
+basis = "provider"
 
 [[instances]]
 name = "pcie.L40S.4x"

@@ -67,6 +67,7 @@ price_per_hour = "{price}"
 currency = "CNY"
 observed_at = {observed}
 source_url = "https://acme.example/pricing"
+basis = "provider"
 [[instances.prices]]
 region = "cn-beijing"
 kind = "reserved"
@@ -75,6 +76,7 @@ term_total = "876000"
 currency = "CNY"
 observed_at = 2026-11-01T00:00:00Z
 source_url = "https://acme.example/pricing"
+basis = "provider"
 
 [[instances]]
 name = "pcie.L40S.4x"

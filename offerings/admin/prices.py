@@ -33,6 +33,7 @@ class OfferInline(admin.TabularInline):
         "currency",
         "available",
         "source_url",
+        "basis",
         *SCRAPER_OWNED_OFFER_FIELDS,
     ]
     readonly_fields = SCRAPER_OWNED_OFFER_FIELDS
@@ -78,6 +79,7 @@ class OfferAdmin(admin.ModelAdmin):
         "currency",
         "origin",
         "source",
+        "basis",
     ]
     search_fields = ["instance__name", "instance__slug", "region__code", "instance__provider__slug"]
     list_select_related = ["instance__provider", "region__provider"]
@@ -94,6 +96,7 @@ class OfferAdmin(admin.ModelAdmin):
         "currency",
         "available",
         "source_url",
+        "basis",
         "locked_fields",
         *SCRAPER_OWNED_OFFER_FIELDS,
         "history_link",

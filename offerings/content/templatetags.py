@@ -35,10 +35,15 @@ HREFLANG = {"en": "en", "zh-hans": "zh-Hans"}
 OG_LOCALE = {"en": "en_US", "zh-hans": "zh_CN"}
 JSON_ESCAPES = {ord(">"): "\\u003E", ord("<"): "\\u003C", ord("&"): "\\u0026"}
 # `Offer.origin:Offer.source` in the data page's words; the curated catalog is the one other.
+# Keyed `origin:source:basis` (offerings.content.views, `price_origins`).
 PRICE_ORIGINS = {
-    f"{OfferOrigin.SCRAPER}:": _("provider API"),
-    f"{OfferOrigin.CURATOR}:": _("a curator"),
-    f"{OfferOrigin.SCRAPER}:skypilot": _(
+    f"{OfferOrigin.SCRAPER}::provider": _("provider API"),
+    f"{OfferOrigin.CURATOR}::provider": _("a curator"),
+    f"{OfferOrigin.CURATOR}::third-party": _("a curator, from a third party"),
+    f"{OfferOrigin.CATALOG}::third-party": _(
+        "curated from a third party (SkyPilot's catalog or a post quoting the provider)"
+    ),
+    f"{OfferOrigin.SCRAPER}:skypilot:third-party": _(
         "SkyPilot's public catalog (third party), files read at their commits"
     ),
 }
@@ -87,8 +92,8 @@ def figtext(name: str) -> str:
 
 @register.filter
 def price_origins(origins: list[str]) -> str:
-    """Where a provider's prices come from (each `origin:source`), in words, or that it has none
-    yet."""
+    """Where a provider's prices come from (each `origin:source:basis`), in words, or that it
+    has none yet."""
     if not origins:
         return str(NO_PRICES)
     return ", ".join(str(PRICE_ORIGINS.get(origin, CURATED_ORIGIN)) for origin in sorted(origins))

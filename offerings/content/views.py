@@ -29,7 +29,15 @@ from offerings.content import diagrams as content_diagrams
 from offerings.content import facts, faq
 from offerings.content.faq import SEED_PAGE_SLUGS, faq_entries, faq_jsonld
 from offerings.content.markup import figure_html, table_link_counts
-from offerings.models import ExchangeRate, GpuModel, InstanceType, Provider, RunStatus, ScrapeRun
+from offerings.models import (
+    ExchangeRate,
+    FactBasis,
+    GpuModel,
+    InstanceType,
+    Provider,
+    RunStatus,
+    ScrapeRun,
+)
 from offerings.web.caching import absolute_url, cached_response
 
 CONTENT_REVIEWED = date(2026, 11, 30)  # the day the explainer and FAQ were last checked
@@ -168,6 +176,8 @@ def about_data(request: HttpRequest) -> HttpResponse:
                 "instance_types__offers__origin",
                 Value(":"),
                 "instance_types__offers__source",
+                Value(":"),
+                "instance_types__offers__basis",
                 output_field=CharField(),
             ),
             filter=current,
@@ -180,6 +190,11 @@ def about_data(request: HttpRequest) -> HttpResponse:
             filter=current & Q(instance_types__offers__observed_at__isnull=False),
             distinct=True,
         ),
+        provider_prices=Count(
+            "instance_types__offers",
+            filter=current & Q(instance_types__offers__basis=FactBasis.PROVIDER),
+            distinct=True,
+        ),
         last_refresh=Subquery(last_refresh.values("finished_at")[:1]),
     ).order_by(Lower("name"))
     rates = list(ExchangeRate.objects.order_by("currency", "-rate_date").distinct("currency"))
@@ -188,11 +203,14 @@ def about_data(request: HttpRequest) -> HttpResponse:
     listed = [provider for provider in providers if provider.listed]
     prices = sum(p.prices for p in listed)
     dated = sum(p.dated_prices for p in listed)
+    stated = sum(p.provider_prices for p in listed)
     context = {
         "providers": listed,
         "prices": prices,
         "dated_prices": dated,
         "dated_percent": round(100 * dated / prices) if prices else 0,
+        "provider_prices": stated,
+        "provider_percent": round(100 * stated / prices) if prices else 0,
         "rates": rates,
         "corrections_form": route_exists("offerings:instance-report", "provider", "slug"),
         "instance_count": InstanceType.objects.visible().count(),

@@ -62,6 +62,10 @@ class PriceLinks:
 
     page: str
     endpoint: str | None  # the machine endpoint the price was read from, shown beside the page
+    skypilot: bool = False  # a file of SkyPilot's public catalog, whoever stored the price
+
+
+SKYPILOT_CATALOG = "skypilot-org/skypilot-catalog/"
 
 
 def price_links(offer: Offer, provider_slug: str) -> PriceLinks:
@@ -74,5 +78,10 @@ def price_links(offer: Offer, provider_slug: str) -> PriceLinks:
         # A raw file on GitHub: its page on github.com shows the same file to a person.
         owner, repo, ref, path = [*url.removeprefix(RAW_GITHUB).split("/", 3), "", "", ""][:4]
         if owner and repo and ref and path:
-            return PriceLinks(f"https://github.com/{owner}/{repo}/blob/{ref}/{path}", url)
-    return PriceLinks(url, None)
+            page = f"https://github.com/{owner}/{repo}/blob/{ref}/{path}"
+            return PriceLinks(page, url, skypilot=_is_skypilot(page))
+    return PriceLinks(url, None, skypilot=_is_skypilot(url))
+
+
+def _is_skypilot(url: str) -> bool:
+    return url.startswith("https://github.com/" + SKYPILOT_CATALOG)

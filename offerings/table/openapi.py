@@ -138,6 +138,13 @@ PRICE = {
             "description": "The document this price was read from, at its version: a provider's "
             "price page or API request, or a third-party catalog file at its commit.",
         },
+        "basis": {
+            "type": "string",
+            "enum": ["provider", "third-party"],
+            "description": "Who states the price at source_url: the provider (its own price "
+            "page, API or price list) or a third party (a public catalog such as SkyPilot's, or "
+            "a post that copies the provider's price).",
+        },
         "original_price": {"type": "number"},
         "original_currency": {"type": "string"},
         "exchange_rate_date": {"type": "string", "format": "date", "nullable": True},

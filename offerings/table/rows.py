@@ -54,6 +54,7 @@ class PriceRow(NamedTuple):
     observed_at: datetime | None
     available: bool | None
     source_url: str
+    basis: str
 
     def is_stale(self, now: datetime | None = None) -> bool:
         return Offer.stale_at(self.observed_at, now)
@@ -89,6 +90,7 @@ PRICE_ROW_COLUMNS = [
     "observed_at",
     "available",
     "source_url",
+    "basis",
 ]
 
 
@@ -181,6 +183,7 @@ def serialize_offer(offer: PriceRow, gpu_count: int, rates: RateTable, now: date
         "is_stale": offer.is_stale(now),
         "available": offer.available,
         "source_url": offer.source_url,
+        "basis": offer.basis,
     }
     if offer.currency != USD:
         item["original_price"] = money(offer.price_per_hour)
@@ -329,6 +332,7 @@ PRICE_FIELDS = [
     "is_stale",
     "available",
     "source_url",
+    "basis",
 ]
 PRICE_CONVERSION_FIELDS = ["original_price", "original_currency", "exchange_rate_date"]
 CSV_PRICE_FIELDS = PRICE_FIELDS + PRICE_CONVERSION_FIELDS

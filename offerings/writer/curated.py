@@ -351,6 +351,22 @@ def _stands(observed_at, offer: Offer) -> bool:
     return held is None or observed_at > held
 
 
+def _relabel(offer: Offer, price: PriceIn) -> bool:
+    """The catalog's own price, held at the same figure and source, whose fixture now names
+    another basis: the basis follows the fixture (no new price, so no history row)."""
+    same_reading = (
+        offer.origin == Offer.Origin.CATALOG
+        and not offer.source
+        and offer.source_url == str(price.source_url)
+        and "price_per_hour" not in offer.locked_fields
+    )
+    if not same_reading or offer.basis == price.basis:
+        return False
+    offer.basis = price.basis
+    offer.save(update_fields=["basis"])
+    return True
+
+
 def record_catalog_price(
     instance: InstanceType, region: Region, price: PriceIn, rates: RateTable, counts: LoadCounts
 ) -> None:
@@ -380,6 +396,7 @@ def record_catalog_price(
             last_seen_at=price.observed_at or timezone.now(),
             origin=Offer.Origin.CATALOG,
             source_url=str(price.source_url),
+            basis=price.basis,
         )
         PriceObservation.objects.create(
             offer=offer,
@@ -396,7 +413,10 @@ def record_catalog_price(
     if "price_per_hour" in offer.locked_fields or (
         not offer.source and (undated_again or not (revived or _stands(price.observed_at, offer)))
     ):
-        counts.add("offer", "unchanged")
+        if _relabel(offer, price):
+            counts.add("offer", "updated")
+        else:
+            counts.add("offer", "unchanged")
         return
     if revived:
         offer.is_active = True
@@ -424,6 +444,7 @@ def record_catalog_price(
     offer.observed_at = price.observed_at
     offer.last_seen_at = max(offer.last_seen_at, price.observed_at or offer.last_seen_at)
     offer.source_url = str(price.source_url)
+    offer.basis = price.basis
     if "available" not in offer.locked_fields:
         offer.available = price.available
     offer.save()

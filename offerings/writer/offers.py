@@ -277,11 +277,12 @@ def _merge(
         INSERT INTO {offer} AS o (
             instance_id, region_id, kind, term_months, price_per_hour, currency,
             price_per_gpu_hour_usd, exchange_rate_date, available, observed_at, first_seen_at,
-            last_seen_at, missing_runs, is_active, origin, source, source_url, locked_fields
+            last_seen_at, missing_runs, is_active, origin, source, source_url, basis,
+            locked_fields
         )
         SELECT instance_id, region_id, kind, term_months, price_per_hour, currency,
                price_per_gpu_hour_usd, exchange_rate_date, available, observed_at, %(now)s,
-               %(now)s, 0, true, 'scraper', %(source)s, source_url, '{{}}'
+               %(now)s, 0, true, 'scraper', %(source)s, source_url, %(basis)s, '{{}}'
         FROM offer_stage
         ON CONFLICT ON CONSTRAINT offer_natural_key DO UPDATE SET
             price_per_hour = CASE WHEN {_PRICE_LOCKED} OR {_HELD_MERGED} THEN o.price_per_hour
@@ -295,6 +296,7 @@ def _merge(
                 ELSE EXCLUDED.source_url END,
             origin = CASE WHEN {_PRICE_LOCKED} OR {_HELD_MERGED} THEN o.origin ELSE EXCLUDED.origin END,
             source = CASE WHEN {_PRICE_LOCKED} OR {_HELD_MERGED} THEN o.source ELSE EXCLUDED.source END,
+            basis = CASE WHEN {_PRICE_LOCKED} OR {_HELD_MERGED} THEN o.basis ELSE EXCLUDED.basis END,
             observed_at = CASE WHEN {_PRICE_LOCKED} THEN o.observed_at
                 WHEN o.source <> EXCLUDED.source THEN EXCLUDED.observed_at
                 ELSE GREATEST(o.observed_at, EXCLUDED.observed_at) END,
@@ -305,7 +307,9 @@ def _merge(
             last_seen_at = GREATEST(o.last_seen_at, EXCLUDED.last_seen_at),
             missing_runs = 0
         """,
-        {"now": now, "source": source},
+        # The provider's own price data is the provider's statement; a price source's is a
+        # third party's.
+        {"now": now, "source": source, "basis": "third-party" if source else "provider"},
     )
     # 3. History: a row only where the stored price changed (new offers included).
     cursor.execute(

@@ -32,7 +32,7 @@ from offerings.content.markup import (
 )
 from offerings.content.views import NOT_IN_SITEMAP, route_exists
 from offerings.management.commands import lint_catalog
-from offerings.models import ExchangeRate, Fabric, GpuLink, InstanceType
+from offerings.models import ExchangeRate, Fabric, GpuLink, InstanceType, Offer
 
 CONTENT_PAGES = ("/learn/nvlink-vs-infiniband/", "/faq/", "/about/data/")
 LANGUAGES = {"en": "", "zh-hans": "/zh-hans"}
@@ -489,6 +489,11 @@ def test_the_about_page_names_sources_freshness_and_the_reference_rate(
     assert "Prices are references, not quotes" in english
     assert "Corrections welcome" in english
     assert "price API" in english
+    provider = Offer.objects.current().filter(basis="provider").count()
+    assert (
+        f"{provider} ({round(100 * provider / Offer.objects.current().count())}%) are stated"
+        in english
+    )
     visible = InstanceType.objects.visible().count()
     assert f"lists {visible} multi-GPU instance types" in english
 
@@ -497,8 +502,16 @@ def test_the_about_page_words_where_each_provider_s_prices_come_from():
     from offerings.content.templatetags import price_origins
 
     with translation.override("en"):
-        assert price_origins(["scraper:", "curator:", "catalog:", "scraper:skypilot"]) == (
-            "curated from documentation, a curator, provider API, SkyPilot's public catalog "
+        origins = [
+            "scraper::provider",
+            "curator::provider",
+            "catalog::provider",
+            "catalog::third-party",
+            "scraper:skypilot:third-party",
+        ]
+        assert price_origins(origins) == (
+            "curated from documentation, curated from a third party (SkyPilot's catalog or a "
+            "post quoting the provider), a curator, provider API, SkyPilot's public catalog "
             "(third party), files read at their commits"
         )
         assert price_origins([]) == "no prices yet"

@@ -177,14 +177,12 @@ def test_a_provider_source_wins_and_the_disagreement_is_kept_as_a_check(settings
         "aws": _csv([AWS_HEADER, _aws_row("p6-b200.48xlarge", "63.296", "", "us-east-1", "a")])
     }
     _refresh(_serve(files)[0], settings)
-    assert (
-        Offer.objects.get(region__code="us-east-1", instance__slug="p6-b200-48xlarge").source
-        == "skypilot"
-    )
-    # The provider's own run replaces it, whatever the dates.
+    filled = Offer.objects.get(region__code="us-east-1", instance__slug="p6-b200-48xlarge")
+    assert (filled.source, filled.basis) == ("skypilot", "third-party")
+    # The provider's own run replaces it, whatever the dates, and the provider states it.
     writer.upsert_offers(writer.start_scrape_run(aws), own)
     offer = Offer.objects.get(region__code="us-east-1", instance__slug="p6-b200-48xlarge")
-    assert (offer.source, offer.price_per_hour) == ("", Decimal("60"))
+    assert (offer.source, offer.price_per_hour, offer.basis) == ("", Decimal("60"), "provider")
     # SkyPilot again: it keeps its reading as a check and never overwrites the provider's.
     run = _refresh(_serve(files)[0], settings)
     offer.refresh_from_db()
