@@ -62,7 +62,7 @@ endef
 
 help:
 	@echo "make install   create .venv (Python >= 3.12) and install $(LOCK) with hashes"
-	@echo "make run       migrate, compile messages, collectstatic, load_catalog, runserver"
+	@echo "make run       migrate, compile messages, collectstatic, load_catalog, publish_dump, runserver"
 	@echo "               on 127.0.0.1:PORT (PORT=$(PORT)), against a local PostgreSQL"
 	@echo "make test      run pytest (extra arguments: ARGS='-k name -x')"
 	@echo "make lint      ruff check, ruff format --check, makemigrations --check"
@@ -95,6 +95,7 @@ run: install
 	  $(PY) manage.py load_catalog && \
 	  { $(PY) manage.py refresh_prices --provider skypilot --replay $(RECORDINGS) >/dev/null || \
 	    echo "warning: replaying the shipped recordings failed (refresh_prices --replay $(RECORDINGS))"; } && \
+	  $(PY) manage.py publish_dump && \
 	  exec $(PY) manage.py runserver 127.0.0.1:$(PORT)'
 
 test: install

@@ -281,6 +281,13 @@ if PRODUCTION and REFRESH_REPLAY_DIR:
 if REFRESH_TEST_PAUSE_FILE and not TESTING:
     raise ImproperlyConfigured("REFRESH_TEST_PAUSE_FILE is honoured only with DJANGO_ENV=test")
 
+# -- Data dumps (/data/) ---------------------------------------------------------------------------
+# Where `publish_dump` writes a snapshot of each data version (every web server must read the same
+# directory), how long a snapshot is kept after its date, and how often beat publishes one.
+DUMP_DIR = Path(env_str("DUMP_DIR", str(BASE_DIR / "var" / "dumps")))
+DUMP_KEEP_DAYS = env_int("DUMP_KEEP_DAYS", 90, minimum=1)
+DUMP_INTERVAL_MINUTES = env_int("DUMP_INTERVAL_MINUTES", 24 * 60, minimum=60)
+
 # -- Celery, on Redis: without CELERY_BROKER_URL no task can be sent (/healthz says so) ------------
 CELERY_BROKER_URL = env_url("CELERY_BROKER_URL", ("redis", "rediss"), None)
 CELERY_TASK_ALWAYS_EAGER = False

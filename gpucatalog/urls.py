@@ -6,6 +6,7 @@ from django.urls import include, path
 
 from offerings import openapi
 from offerings.content import urls as content_urls
+from offerings.dumps import urls as dump_urls
 from offerings.estimator import urls as estimator_urls
 from offerings.pages import readiness
 from offerings.planner import urls as planner_urls
@@ -21,6 +22,7 @@ urlpatterns = [
     *estimator_urls.api_urlpatterns,
     *planner_urls.api_urlpatterns,
     path("feeds/price-changes/", feed.price_changes, name="feed-price-changes"),
+    *dump_urls.file_urlpatterns,
 ]
 
 urlpatterns += i18n_patterns(

@@ -1,6 +1,7 @@
 from django.urls import path
 
 from offerings.content import urls as content_urls
+from offerings.dumps import urls as dump_urls
 from offerings.estimator import urls as estimator_urls
 from offerings.pages import readiness
 from offerings.pages import views as pages
@@ -24,4 +25,5 @@ urlpatterns = [
     *estimator_urls.urlpatterns,
     *planner_urls.urlpatterns,
     *content_urls.urlpatterns,
+    *dump_urls.urlpatterns,
 ]

@@ -252,6 +252,7 @@ def llms_txt(request: HttpRequest) -> HttpResponse:
         "estimate": "offerings:estimate",
         "providers": "offerings:providers",
         "data": "offerings:about-data",
+        "dumps": "offerings:data",
     }
     unprefixed = {
         "api_instances": "api-instances",
@@ -311,6 +312,7 @@ STATIC_PAGES = (
     "offerings:nvlink-infiniband",
     "offerings:providers",
     "offerings:plan",
+    "offerings:data",
 )
 #: Routes that are public but are not pages of their own: a comparison needs `?ids=`, and
 #: llms.txt is a plain-text index for assistants that links the pages itself.

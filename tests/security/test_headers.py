@@ -36,6 +36,8 @@ def public_route_kwargs(site: dict) -> dict[str, Callable[[], dict]]:
         },
         "offerings:gpu-detail": lambda: {"slug": instance.gpu.slug},
         "offerings:provider-detail": lambda: {"slug": instance.provider.slug},
+        # A snapshot file of /data/ (none is written here: the 404 carries the headers too).
+        "data-file": lambda: {"filename": "gpucatalog-2026-12-04-v1.json.gz.sha256"},
     }
 
 
