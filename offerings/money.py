@@ -48,6 +48,18 @@ class RateTable:
         latest = self._latest.get(currency)
         return latest.usd_per_unit if latest else None
 
+    def usd_per_unit_as_of(self, currency: str, day) -> Decimal | None:
+        """USD per unit at the newest reference rate published on or before `day` (the earliest
+        when `day` precedes them all); None if the currency is unknown. For a price read on a
+        past day, whose stored offer no longer says which rate it was converted at."""
+        if currency == USD:
+            return Decimal(1)
+        dates = sorted(d for c, d in self._by_date if c == currency)
+        if not dates:
+            return None
+        before = [d for d in dates if d <= day]
+        return self._by_date[(currency, before[-1] if before else dates[0])]
+
     def usd(self, amount: Decimal, currency: str, on=None) -> Decimal | None:
         """The USD figure of an amount charged in `currency`: at the rate of `on` (an offer's
         `exchange_rate_date`) when there is one, else at the newest; None if the currency is

@@ -88,6 +88,7 @@ def test_the_csv_zip_holds_the_same_tables_and_the_licence(shipped, dumps):
         "exchange-rates.csv",
         "instances.csv",
         "price-history.csv",
+        "price-index.csv",
         "prices.csv",
     ]
     assert "CC BY 4.0" in archive.read("LICENCE.txt").decode()

@@ -6,9 +6,10 @@ the form `sha256sum -c` reads:
 
 - `<name>.json.gz`: every visible instance type in the API's shape (its facts with their bases
   and sources, every current price with its source, basis and date), the reference exchange
-  rates, and the price history of those types;
+  rates, the price history of those types and each GPU model's weekly price index;
 - `<name>.csv.zip`: the same tables as CSV (`instances.csv` as the API's CSV export,
-  `prices.csv`, `price-history.csv`, `exchange-rates.csv`) with `LICENCE.txt`.
+  `prices.csv`, `price-history.csv`, `exchange-rates.csv`, `price-index.csv`) with
+  `LICENCE.txt`.
 
 Both are read in one REPEATABLE READ transaction, so they hold exactly one data version, and
 carry nothing that depends on when they were written: the same version gives the same bytes
@@ -39,6 +40,7 @@ from django.utils import timezone
 
 from offerings.models import CatalogVersion, ExchangeRate, InstanceType, Offer, PriceObservation
 from offerings.money import RateTable
+from offerings.pages.price_index import price_indexes
 from offerings.table.rows import for_serializing, render_csv, serialize_instance
 
 LICENCE = "CC BY 4.0"
@@ -73,6 +75,7 @@ HISTORY_COLUMNS = {
     column: f"offer__{PRICE_COLUMNS[column]}"
     for column in ("provider", "instance", "region", "kind", "term_months")
 } | {"price_per_hour": "price_per_hour", "currency": "currency", "observed_at": "observed_at"}
+INDEX_COLUMNS = ["gpu", "week", "median_usd_per_gpu_hour", "offers"]
 RATE_COLUMNS = ["currency", "rate_date", "usd_per_unit", "source_url"]
 
 
@@ -165,6 +168,7 @@ def _write_json(raw, name: str, stamp: datetime, rates: RateTable) -> None:
         text.write(json.dumps(head, ensure_ascii=False, sort_keys=True)[:-1])
         _write_list(text, "instances", _instances(rates, stamp))
         _write_list(text, "price_history", _history_dicts())
+        _write_list(text, "price_index", _index_rows(rates))
         text.write("}\n")
         text.flush()
         text.detach()
@@ -197,6 +201,7 @@ def _write_csv(raw, name: str, stamp: datetime, rates: RateTable) -> None:
             ("prices.csv", PRICE_COLUMNS, _prices()),
             ("price-history.csv", HISTORY_COLUMNS, _history()),
             ("exchange-rates.csv", RATE_COLUMNS, _rates()),
+            ("price-index.csv", INDEX_COLUMNS, (tuple(r.values()) for r in _index_rows(rates))),
         ):
             with member(filename) as out:
                 text = io.TextIOWrapper(out, encoding="utf-8", newline="")
@@ -288,6 +293,15 @@ def _history() -> Iterator[tuple]:
 def _history_dicts() -> Iterator[dict]:
     for row in _history():
         yield dict(zip(HISTORY_COLUMNS, map(_json_value, row), strict=True))
+
+
+def _index_rows(rates: RateTable) -> Iterator[dict]:
+    """Each GPU model's weekly median on-demand price per GPU-hour, from dated prices only
+    (offerings/pages/price_index.py): the weeks with enough offers for a median."""
+    for gpu, index in price_indexes(rates=rates).items():
+        for week in index.weeks:
+            values = (gpu, week.start, week.median_usd_per_gpu_hour, week.offers)
+            yield dict(zip(INDEX_COLUMNS, map(_json_value, values), strict=True))
 
 
 def _rates() -> list[tuple]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 from decimal import Decimal
 
 from django.utils.html import escape
@@ -18,7 +18,7 @@ from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import gettext as _
 
 from offerings.models import InstanceType, LinkTechnology, LinkTopology
-from offerings.money import shown_price
+from offerings.money import shown_gpu_hour_price, shown_price
 from offerings.web.svg import Pen
 
 GPU_W, GPU_H, GPU_GAP = 74, 40, 12
@@ -208,53 +208,106 @@ def topology_svg(instance: InstanceType, layout: Layout = WIDE) -> SafeString:
     return mark_safe(svg)  # every interpolated string above is escaped
 
 
+@dataclass(frozen=True)
+class ChartFrame:
+    """The plot area of a price chart: its value range (padded, never below zero) and time span,
+    with the axes and their labels drawn once for every chart."""
+
+    low: float
+    high: float
+    start: date | datetime
+    end: date | datetime
+    width: int = 640
+    height: int = 200
+    left: int = 64
+    right: int = 16
+    top: int = 16
+    bottom: int = 36
+
+    @classmethod
+    def around(cls, values: Sequence[float], start, end) -> ChartFrame:
+        low, high = min(values), max(values)
+        if low == high:
+            low, high = low * 0.9, high * 1.1 or 1.0
+        pad = (high - low) * 0.1
+        return cls(max(0.0, low - pad), high + pad, start, end)
+
+    def x(self, moment) -> float:
+        span = max((self.end - self.start).total_seconds(), 1.0)
+        return self.left + (moment - self.start).total_seconds() / span * (
+            self.width - self.left - self.right
+        )
+
+    def y(self, value: float) -> float:
+        return self.top + (self.high - value) / (self.high - self.low) * (
+            self.height - self.top - self.bottom
+        )
+
+    def axes(self, currency: str) -> list[str]:
+        bottom = self.height - self.bottom
+        return [
+            PEN.line(self.left, self.top, self.left, bottom, "axis"),
+            PEN.line(self.left, bottom, self.width - self.right, bottom, "axis"),
+            PEN.text(self.left - 6, self.y(self.high) + 4, f"{self.high:,.2f}", "small", "end"),
+            PEN.text(self.left - 6, self.y(self.low) + 4, f"{self.low:,.2f}", "small", "end"),
+            PEN.text(self.left, self.height - 12, f"{self.start:%Y-%m-%d}", "small", "start"),
+            PEN.text(
+                self.width - self.right, self.height - 12, f"{self.end:%Y-%m-%d}", "small", "end"
+            ),
+            PEN.text(self.left + 6, self.top + 10, currency, "small", "start"),
+        ]
+
+    def svg(self, title: str, parts: list[str]) -> SafeString:
+        return mark_safe(  # every interpolated string is escaped or numeric
+            f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {self.width} {self.height}" '
+            f'class="price-chart" role="img" aria-label="{escape(title)}">'
+            f"<title>{escape(title)}</title>{''.join(parts)}</svg>"
+        )
+
+
+def _point(frame: ChartFrame, moment, value: Decimal, label: str) -> str:
+    return (
+        f'<circle cx="{frame.x(moment):.1f}" cy="{frame.y(float(value)):.1f}" r="3" '
+        f'class="price-point"><title>{escape(label)}</title></circle>'
+    )
+
+
 def price_history_svg(
     points: Sequence[tuple[datetime, Decimal]], currency: str, now: datetime
 ) -> SafeString:
     """A step chart of one offer's price per hour over time, up to now."""
     if not points:
         return mark_safe("")
-    width, height, left, right, top, bottom = 640, 200, 64, 16, 16, 36
     points = sorted(points)
-    start, end = points[0][0], max(now, points[-1][0])
-    span = max((end - start).total_seconds(), 1.0)
-    prices = [float(p) for _, p in points]
-    low, high = min(prices), max(prices)
-    if low == high:
-        low, high = low * 0.9, high * 1.1 or 1.0
-    pad = (high - low) * 0.1
-    low, high = max(0.0, low - pad), high + pad
-
-    def x(moment: datetime) -> float:
-        return left + (moment - start).total_seconds() / span * (width - left - right)
-
-    def y(value: float) -> float:
-        return top + (high - value) / (high - low) * (height - top - bottom)
-
+    frame = ChartFrame.around([float(p) for _, p in points], points[0][0], max(now, points[-1][0]))
     first_moment, first_price = points[0]
-    path = [f"M{x(first_moment):.1f},{y(float(first_price)):.1f}"]
-    for moment, price in points[1:]:
-        path.append(f"H{x(moment):.1f} V{y(float(price)):.1f}")  # a step: the old price held
-    path.append(f"H{x(end):.1f}")
-    parts = [
-        PEN.line(left, top, left, height - bottom, "axis"),
-        PEN.line(left, height - bottom, width - right, height - bottom, "axis"),
-        f'<path d="{" ".join(path)}" class="price-line"/>',
-        PEN.text(left - 6, y(high) + 4, f"{high:,.2f}", "small", "end"),
-        PEN.text(left - 6, y(low) + 4, f"{low:,.2f}", "small", "end"),
-        PEN.text(left, height - 12, f"{start:%Y-%m-%d}", "small", "start"),
-        PEN.text(width - right, height - 12, f"{end:%Y-%m-%d}", "small", "end"),
-        PEN.text(left + 6, top + 10, currency, "small", "start"),
-    ]
+    path = [f"M{frame.x(first_moment):.1f},{frame.y(float(first_price)):.1f}"]
+    for moment, price in points[1:]:  # a step: the old price held
+        path.append(f"H{frame.x(moment):.1f} V{frame.y(float(price)):.1f}")
+    path.append(f"H{frame.x(frame.end):.1f}")
+    parts = [*frame.axes(currency), f'<path d="{" ".join(path)}" class="price-line"/>']
     for moment, price in points:
-        parts.append(
-            f'<circle cx="{x(moment):.1f}" cy="{y(float(price)):.1f}" r="3" class="price-point">'
-            f"<title>{escape(f'{moment:%Y-%m-%d}: {shown_price(price, currency)}')}</title></circle>"
-        )
-    title = _("Price history, %(currency)s per hour") % {"currency": currency}
-    svg = (
-        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" '
-        f'class="price-chart" role="img" aria-label="{escape(title)}">'
-        f"<title>{escape(title)}</title>{''.join(parts)}</svg>"
+        label = f"{moment:%Y-%m-%d}: {shown_price(price, currency)}"
+        parts.append(_point(frame, moment, price, label))
+    return frame.svg(_("Price history, %(currency)s per hour") % {"currency": currency}, parts)
+
+
+def price_index_svg(points: Sequence[tuple[date, Decimal, int]], currency: str) -> SafeString:
+    """A line of weekly medians per GPU-hour (`points`: week, median, offers), oldest first."""
+    if len(points) < 2:
+        return mark_safe("")
+    frame = ChartFrame.around([float(m) for _, m, _ in points], points[0][0], points[-1][0])
+    line = " ".join(
+        f"{'M' if i == 0 else 'L'}{frame.x(day):.1f},{frame.y(float(median)):.1f}"
+        for i, (day, median, _) in enumerate(points)
     )
-    return mark_safe(svg)  # every interpolated string above is escaped or numeric
+    parts = [*frame.axes(currency), f'<path d="{line}" class="price-line"/>']
+    for day, median, offers in points:
+        label = _("Week of %(day)s: %(price)s per GPU-hour, median of %(offers)s offers") % {
+            "day": f"{day:%Y-%m-%d}",
+            "price": shown_gpu_hour_price(median, currency),
+            "offers": offers,
+        }
+        parts.append(_point(frame, day, median, label))
+    title = _("Price index, median %(currency)s per GPU-hour by week") % {"currency": currency}
+    return frame.svg(title, parts)

@@ -3,6 +3,8 @@ four, a GPU and a provider (the providers' readiness side by side is `pages/read
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 from django.conf import settings
 from django.db.models import Case, Q, Value, When
 from django.http import Http404, HttpRequest, HttpResponse, QueryDict
@@ -24,8 +26,9 @@ from offerings.models import (
 )
 from offerings.money import RateTable
 from offerings.pages.comparison import compare_table
-from offerings.pages.diagrams import NARROW, price_history_svg, topology_svg
+from offerings.pages.diagrams import NARROW, price_history_svg, price_index_svg, topology_svg
 from offerings.pages.forms import CorrectionForm
+from offerings.pages.price_index import MIN_OFFERS, MIN_WEEKS, price_index
 from offerings.pages.price_pages import price_links
 from offerings.schemas import instance_slug
 from offerings.table.parameters import (
@@ -231,7 +234,15 @@ def gpu_detail(request: HttpRequest, slug: str) -> HttpResponse:
     shown = {pk for ids in grouped.values() for pk in ids[:GPU_PAGE_GROUP_ROWS]}
     rows = attach_row_offers(matching.filter(pk__in=shown))
     currency = request_currency(request)
-    loaded = {row.pk: row for row in with_display_prices(rows, RateTable(), currency)}
+    rates = RateTable()
+    loaded = {row.pk: row for row in with_display_prices(rows, rates, currency)}
+    index = price_index(gpu.slug, rates)
+    # In the page's currency, or in USD when no reference rate converts to it.
+    index_currency = currency if rates.display(Decimal(1), currency) is not None else "USD"
+    shown_weeks = [
+        (week.start, rates.display(week.median_usd_per_gpu_hour, index_currency), week.offers)
+        for week in index.weeks
+    ]
     groups = [  # a row gone since its id was read (a write in between) is left out
         (name, [loaded[pk] for pk in ids[:GPU_PAGE_GROUP_ROWS] if pk in loaded], len(ids))
         for name, ids in grouped.items()
@@ -244,6 +255,12 @@ def gpu_detail(request: HttpRequest, slug: str) -> HttpResponse:
             "groups": groups,
             "count": sum(len(ids) for ids in grouped.values()),
             "currency": currency,
+            "index": index,
+            "index_weeks": shown_weeks,
+            "index_currency": index_currency,
+            "index_chart": price_index_svg(shown_weeks, index_currency) if index.drawable else "",
+            "index_min_offers": MIN_OFFERS,
+            "index_min_weeks": MIN_WEEKS,
         },
     )
 
