@@ -62,8 +62,9 @@ endef
 
 help:
 	@echo "make install   create .venv (Python >= 3.12) and install $(LOCK) with hashes"
-	@echo "make run       migrate, compile messages, collectstatic, load_catalog, publish_dump, runserver"
-	@echo "               on 127.0.0.1:PORT (PORT=$(PORT)), against a local PostgreSQL"
+	@echo "make run       migrate, compile messages, collectstatic, load_catalog, publish_dump, then"
+	@echo "               the site and /mcp under uvicorn on 127.0.0.1:PORT (PORT=$(PORT)),"
+	@echo "               against a local PostgreSQL"
 	@echo "make test      run pytest (extra arguments: ARGS='-k name -x')"
 	@echo "make lint      ruff check, ruff format --check, makemigrations --check"
 	@echo "make fmt       ruff format and ruff check --fix"
@@ -96,7 +97,8 @@ run: install
 	  { $(PY) manage.py refresh_prices --provider skypilot --replay $(RECORDINGS) >/dev/null || \
 	    echo "warning: replaying the shipped recordings failed (refresh_prices --replay $(RECORDINGS))"; } && \
 	  $(PY) manage.py publish_dump && \
-	  exec $(PY) manage.py runserver 127.0.0.1:$(PORT)'
+	  exec $(PY) -m uvicorn gpucatalog.asgi:application --host 127.0.0.1 --port $(PORT) \
+	    --reload --reload-dir gpucatalog --reload-dir offerings --reload-dir providers'
 
 test: install
 	DJANGO_ENV=test $(LOCALDB) sh -c '$(COMPILE_MESSAGES) && exec $(PY) -m pytest "$$@"' pytest $(ARGS)

@@ -1,7 +1,9 @@
 """Start and stop the gunicorn servers the HTTP benchmarks measure.
 
-gunicorn runs pinned to CPU 0 (`taskset -c 0`) with sync workers and `--preload`, in the
-benchmark environment (bench/common.py), so the load generator can have CPU 1 to itself.
+gunicorn runs pinned to CPU 0 (`taskset -c 0`) with `--preload`, in the benchmark environment
+(bench/common.py), so the load generator can have CPU 1 to itself. The site runs as in
+production: its ASGI app (`gpucatalog.asgi`, Django and the MCP server) under uvicorn's worker;
+the bare WSGI apps the figures compare it with (no-work, the floor of a hit) under sync workers.
 Only the processes started here are ever stopped, by their own process group.
 """
 
@@ -20,6 +22,7 @@ from pathlib import Path
 from bench.common import ROOT, VAR, bench_env
 
 GUNICORN = str(ROOT / ".venv" / "bin" / "gunicorn")
+ASGI_WORKER = "uvicorn.workers.UvicornWorker"
 
 
 def free_port() -> int:
@@ -38,7 +41,7 @@ class Gunicorn:
 
     def __init__(
         self,
-        app: str = "gpucatalog.wsgi",
+        app: str = "gpucatalog.asgi:application",
         *,
         workers: int = 2,
         cpu: str = "0",
@@ -69,7 +72,7 @@ class Gunicorn:
                 "--workers",
                 str(self.workers),
                 "--worker-class",
-                "sync",
+                ASGI_WORKER if self.app.endswith("asgi:application") else "sync",
                 "--preload",
                 "--bind",
                 f"127.0.0.1:{self.port}",

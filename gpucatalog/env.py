@@ -248,9 +248,13 @@ def database_from_env(environ: Environ = None) -> dict[str, Any]:
             f"DATABASE_URL must be a PostgreSQL URL (postgres://...), got scheme "
             f"{scheme!r}; SQLite and others are not supported"
         )
+    # The site runs under an ASGI server, where each request's synchronous code runs in a thread
+    # of its own: a connection kept for reuse would never be reused, only left open. So each
+    # request closes its own (0) unless DATABASE_CONN_MAX_AGE says otherwise (docs/operations.md).
+    max_age = env_int("DATABASE_CONN_MAX_AGE", 0, minimum=0, environ=environ)
     try:
         config: dict[str, Any] = dict(
-            dj_database_url.parse(url, conn_max_age=60, conn_health_checks=True)
+            dj_database_url.parse(url, conn_max_age=max_age, conn_health_checks=max_age > 0)
         )
     except ValueError as exc:
         raise ImproperlyConfigured(f"DATABASE_URL is not a valid database URL: {exc}") from None

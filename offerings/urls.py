@@ -1,5 +1,6 @@
-from django.urls import path
+from django.urls import path, re_path
 
+from offerings.agents import views as agents
 from offerings.content import urls as content_urls
 from offerings.dumps import urls as dump_urls
 from offerings.estimator import urls as estimator_urls
@@ -26,4 +27,6 @@ urlpatterns = [
     *planner_urls.urlpatterns,
     *content_urls.urlpatterns,
     *dump_urls.urlpatterns,
+    # Last: `/<path>.md`, the Markdown twin of the page at `/<path>/`.
+    re_path(r"^(?P<path>[a-z0-9][a-z0-9/._-]*)\.md$", agents.markdown_twin, name="markdown-twin"),
 ]

@@ -20,10 +20,11 @@ from django import template
 from django.conf import settings
 from django.template.base import Node, NodeList, Parser, Token
 from django.urls import translate_url
-from django.utils.html import format_html_join
+from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import gettext_lazy as _
 
+from offerings.agents import twins
 from offerings.content.facts import stated_figures
 from offerings.content.markup import figure_html, format_figure, table_link_html
 from offerings.models import OfferOrigin
@@ -150,6 +151,21 @@ def alternate_links(context) -> SafeString:
         "\n  ",
         '<link rel="alternate" hreflang="{}" href="{}">',
         ((lang, url) for lang, url in links),
+    )
+
+
+@register.simple_tag(takes_context=True)
+def markdown_twin_link(context) -> SafeString:
+    """`<link rel="alternate" type="text/markdown">` to the page's Markdown twin (`/<path>.md`,
+    offerings/agents), on a page that has one, with the page's query."""
+    request = context.get("request")
+    match = getattr(request, "resolver_match", None)
+    if match is None or match.namespace != "offerings" or match.url_name in twins.NOT_PAGES:
+        return mark_safe("")
+    query = request.GET.urlencode()
+    path = twins.twin_path(request.path) + (f"?{query}" if query else "")
+    return format_html(
+        '<link rel="alternate" type="text/markdown" href="{}">', absolute_url(request, path)
     )
 
 

@@ -25,6 +25,7 @@ from django.views.decorators.cache import cache_control
 from django.views.decorators.http import require_safe
 
 from offerings import coverage
+from offerings.agents.twins import twin_path
 from offerings.content import diagrams as content_diagrams
 from offerings.content import facts, faq
 from offerings.content.faq import SEED_PAGE_SLUGS, faq_entries, faq_jsonld
@@ -264,7 +265,10 @@ def llms_txt(request: HttpRequest) -> HttpResponse:
         "feed": "feed-price-changes",
         "sitemap": "sitemap",
     }
+    mcp = {"mcp": "/mcp"}  # served beside Django (gpucatalog/asgi.py), so not a Django route
     urls = {key: absolute_url(request, reverse(name)) for key, name in (page | unprefixed).items()}
+    urls |= {key: absolute_url(request, path) for key, path in mcp.items()}
+    urls["seed_md"] = absolute_url(request, twin_path(reverse("offerings:nvlink-infiniband")))
     return render(
         request,
         "content/llms.txt",

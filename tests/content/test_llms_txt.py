@@ -31,11 +31,15 @@ def test_llms_txt_has_the_llmstxt_form_and_every_link_answers(client, shipped, p
     for url in found:
         assert url.startswith(SITE + "/"), url  # absolute, on SITE_URL, never the Host header
         parts = urlsplit(url)
+        if parts.path == "/mcp":  # not Django's: the ASGI app serves it (tests/test_mcp.py)
+            continue
         path = parts.path + (f"?{parts.query}" if parts.query else "")
         assert client.get(path).status_code == 200, url
     # the pages link in the file's language, the API and feed are the same in both
     assert f"{SITE}{prefix}/nvlink-infiniband/" in found
     assert f"{SITE}/api/openapi.json" in found
+    assert f"{SITE}/mcp" in found
+    assert f"{SITE}{prefix}/data/" in found
 
 
 def test_the_chinese_llms_txt_is_written_in_chinese(client, db):

@@ -38,6 +38,10 @@ def public_route_kwargs(site: dict) -> dict[str, Callable[[], dict]]:
         "offerings:provider-detail": lambda: {"slug": instance.provider.slug},
         # A snapshot file of /data/ (none is written here: the 404 carries the headers too).
         "data-file": lambda: {"filename": "gpucatalog-2026-12-04-v1.json.gz.sha256"},
+        # The Markdown twin of the instance page (text/markdown, with the same headers).
+        "offerings:markdown-twin": lambda: {
+            "path": f"instances/{instance.provider.slug}/{instance.slug}"
+        },
     }
 
 

@@ -1,0 +1,318 @@
+"""The MCP server at /mcp: the official SDK's `MCPServer` over streamable HTTP.
+
+`build_server()` registers `tools.TOOLS` with input schemas made from the OpenAPI parameters of
+each tool's endpoint (`arguments_of`) and output schemas made from its 200 response; an argument
+that is not in the schema is refused, not ignored. `mcp_app()` is the SDK's ASGI app wrapped in
+the API's rate limit (`API_RATE` per client IP, the same counter store as the API), which
+`gpucatalog/asgi.py` serves at /mcp beside Django. The server is stateless (each POST answers on
+its own, as JSON), so any web process can answer any request.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import logging
+from typing import Annotated, Any, Literal
+
+from asgiref.sync import sync_to_async
+from django.conf import settings
+from django.http import HttpRequest
+from django_ratelimit.core import get_usage
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.tools import Tool
+from mcp.server.transport_security import TransportSecuritySettings
+from mcp_types import ToolAnnotations
+from pydantic import ConfigDict, Field
+
+from offerings.agents import tools
+from offerings.openapi import document
+
+logger = logging.getLogger(__name__)
+
+RATE_GROUP = "gpucatalog:mcp"
+INSTRUCTIONS = (
+    "gpucatalog compares multi-GPU cloud instance types by their interconnects: NVLink inside a "
+    "node, InfiniBand, RoCE, AWS EFA or Google TCPX between nodes. Every fact and price carries "
+    "its source URL, its basis (the provider states it, the vendor's platform forces it, or a "
+    "third party says it) and its date; null means unknown. Prices are USD references, not "
+    "quotes. Start with search_instances (the API's filters by name), then get_instance or "
+    "compare_instances; plan_cluster and estimate_job answer 'how many nodes and at what cost'."
+)
+
+
+# -- arguments from the OpenAPI document ----------------------------------------------------------
+
+
+def _annotation(schema: dict) -> Any:
+    """A Python type for one OpenAPI parameter schema (`"true"/"false"` strings are booleans)."""
+    kind = schema.get("type")
+    if kind == "array":  # each item's bounds on the item
+        item = schema["items"]
+        bounds = _bounds(item)
+        return list[Annotated[_annotation(item), Field(**bounds)] if bounds else _annotation(item)]
+    if kind == "string" and schema.get("enum") == ["true", "false"]:
+        return bool
+    if kind == "string" and schema.get("enum"):
+        return Literal[tuple(schema["enum"])]
+    return {"integer": int, "number": float, "boolean": bool}.get(kind, str)
+
+
+def _bounds(schema: dict) -> dict:
+    bounds = {}
+    if "minimum" in schema:
+        bounds["gt" if schema.get("exclusiveMinimum") else "ge"] = schema["minimum"]
+    if "maximum" in schema:
+        bounds["le"] = schema["maximum"]
+    if schema.get("type") == "string" and "maxLength" in schema:
+        bounds["max_length"] = schema["maxLength"]
+    return bounds
+
+
+def arguments_of(path: str) -> list[inspect.Parameter]:
+    """The keyword parameters of a tool taking the query parameters of `path`, as the OpenAPI
+    document states them (type, bounds, description, required)."""
+    operation = document(tools.link("/") or "/")["paths"][path]["get"]
+    parameters = []
+    for parameter in operation.get("parameters", []):
+        name = parameter["name"]
+        if name in tools.NOT_TOOL_ARGUMENTS:
+            continue
+        schema = parameter["schema"]
+        python = _annotation(schema)
+        bounds = {} if schema.get("type") == "array" else _bounds(schema)
+        field = Field(description=parameter.get("description") or None, **bounds)
+        required = parameter.get("required", False)
+        annotation = Annotated[python if required else python | None, field]
+        parameters.append(
+            inspect.Parameter(
+                name,
+                inspect.Parameter.KEYWORD_ONLY,
+                default=inspect.Parameter.empty if required else None,
+                annotation=annotation,
+            )
+        )
+    return parameters
+
+
+OWN_ARGUMENTS = {
+    "get_instance": [
+        inspect.Parameter(
+            "instance",
+            inspect.Parameter.KEYWORD_ONLY,
+            annotation=Annotated[
+                str,
+                Field(
+                    description="The instance type: its id or provider/slug, e.g. "
+                    "'aws/p5-48xlarge'.",
+                    max_length=200,
+                ),
+            ],
+        )
+    ],
+    "compare_instances": [
+        inspect.Parameter(
+            "instances",
+            inspect.Parameter.KEYWORD_ONLY,
+            annotation=Annotated[
+                list[Annotated[str, Field(max_length=200)]],
+                Field(
+                    description="Two to four instance types, each an id or provider/slug.",
+                    min_length=2,
+                    max_length=4,
+                ),
+            ],
+        )
+    ],
+}
+
+
+# -- output schemas from the OpenAPI document -----------------------------------------------------
+
+
+def json_schema(schema: Any) -> Any:
+    """An OpenAPI 3.0 schema as JSON Schema: `nullable: true` becomes a `null` type."""
+    if isinstance(schema, list):
+        return [json_schema(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    converted = {
+        key: json_schema(value)
+        for key, value in schema.items()
+        if key not in ("nullable", "example")
+    }
+    # OpenAPI 3.0's boolean exclusive bounds are JSON Schema's numeric ones.
+    for bound, limit in (("exclusiveMinimum", "minimum"), ("exclusiveMaximum", "maximum")):
+        if converted.get(bound) is True:
+            converted[bound] = converted.pop(limit)
+        elif converted.get(bound) is False:
+            del converted[bound]
+    if schema.get("nullable"):
+        if "type" in converted:
+            converted["type"] = [converted["type"], "null"]
+        if "enum" in converted:
+            converted["enum"] = [*converted["enum"], None]
+        if "type" not in converted:
+            converted = {"anyOf": [converted, {"type": "null"}]}
+    if isinstance(converted.get("properties"), dict):
+        converted["properties"] = {
+            name: json_schema(value) for name, value in schema["properties"].items()
+        }
+    return converted
+
+
+def _response(path: str) -> dict:
+    operation = document(tools.link("/") or "/")["paths"][path]["get"]
+    return json_schema(operation["responses"]["200"]["content"]["application/json"]["schema"])
+
+
+def _listing_output(path: str, *extra: str) -> dict:
+    """A paged endpoint's answer as a tool gives it: `next` (a URL) becomes `page` and
+    `next_page` (numbers); the results and the rest as the endpoint states them."""
+    schema = _response(path)
+    properties = dict(schema["properties"])
+    properties.pop("next", None)
+    properties["page"] = {"type": "integer", "minimum": 1}
+    properties["next_page"] = {"type": ["integer", "null"], "minimum": 2}
+    for name in extra:
+        properties[name] = {"type": "string"}
+    required = [n for n in schema.get("required", []) if n != "next"] + ["page", "next_page"]
+    return {"type": "object", "properties": properties, "required": required + list(extra)}
+
+
+def output_schemas() -> dict[str, dict]:
+    instance = _response("/api/instances")["properties"]["results"]["items"]
+    return {
+        "search_instances": _listing_output("/api/instances", "table_url"),
+        "get_instance": instance,
+        "compare_instances": {
+            "type": "object",
+            "properties": {
+                "results": {"type": "array", "items": instance, "minItems": 2, "maxItems": 4},
+                "compare_url": {"type": "string"},
+            },
+            "required": ["results", "compare_url"],
+        },
+        "plan_cluster": _listing_output("/api/plan"),
+        "estimate_job": _listing_output("/api/estimate"),
+        "expected_collective": _response("/api/collectives"),
+        "list_providers": _response("/api/providers"),
+    }
+
+
+# -- the server -----------------------------------------------------------------------------------
+
+
+def _tool(spec: tools.ToolSpec, output_schema: dict) -> Tool:
+    body = tools.database_work(spec.body)
+
+    def call(**arguments: Any) -> dict[str, Any]:
+        return body(**arguments)
+
+    if spec.name in OWN_ARGUMENTS:
+        parameters = OWN_ARGUMENTS[spec.name]
+    else:
+        parameters = arguments_of(spec.path) if spec.path else []
+    call.__name__ = spec.name
+    call.__doc__ = spec.description
+    call.__signature__ = inspect.Signature(parameters, return_annotation=dict[str, Any])
+    call.__annotations__ = {p.name: p.annotation for p in parameters} | {"return": dict[str, Any]}
+    tool = Tool.from_function(
+        call,
+        name=spec.name,
+        title=spec.title,
+        description=spec.description,
+        annotations=ToolAnnotations(
+            title=spec.title, read_only_hint=True, idempotent_hint=True, open_world_hint=False
+        ),
+        structured_output=True,
+    )
+    # An argument the tool does not take is an error naming it, not a silent no-op.
+    strict = type(
+        f"{spec.name}Arguments",
+        (tool.fn_metadata.arg_model,),
+        {"model_config": ConfigDict(arbitrary_types_allowed=True, extra="forbid")},
+    )
+    tool.fn_metadata.arg_model = strict
+    tool.parameters["additionalProperties"] = False
+    tool.fn_metadata.output_schema = output_schema
+    return tool
+
+
+def build_server() -> MCPServer:
+    schemas = output_schemas()
+    return MCPServer(
+        name="gpucatalog",
+        title="gpucatalog",
+        instructions=INSTRUCTIONS,
+        website_url=settings.SITE_URL or None,
+        tools=[_tool(spec, schemas[spec.name]) for spec in tools.TOOLS],
+    )
+
+
+def _security() -> TransportSecuritySettings:
+    """Host checks against DNS rebinding: the Host header must be one Django allows."""
+    hosts = [h for h in settings.ALLOWED_HOSTS if h != "*"]
+    if "*" in settings.ALLOWED_HOSTS or not hosts:
+        return TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    allowed = []
+    for host in hosts:
+        bare = host.lstrip(".")
+        allowed += [bare, f"{bare}:*"]
+    origins = [f"{scheme}://{host}" for host in allowed for scheme in ("http", "https")]
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True, allowed_hosts=allowed, allowed_origins=origins
+    )
+
+
+def _limited(scope: dict) -> int | None:
+    """Seconds to wait when this client is over API_RATE on /mcp, else None (a cache that
+    cannot be reached lets the request through, as the API's limiter does)."""
+    request = HttpRequest()
+    request.method = scope.get("method", "POST")
+    request.path = request.path_info = scope.get("path", "/mcp")
+    client = scope.get("client")
+    request.META["REMOTE_ADDR"] = client[0] if client else "127.0.0.1"
+    try:
+        usage = get_usage(
+            request, group=RATE_GROUP, key="ip", rate=settings.API_RATE, increment=True
+        )
+    except Exception:  # the limiter's cache is away
+        logger.warning("MCP request not counted", exc_info=True)
+        return None
+    if usage is None or not usage["should_limit"]:
+        return None
+    return max(1, usage["time_left"])
+
+
+def mcp_app():
+    """The SDK's ASGI app for /mcp, behind the API's rate limit per client."""
+    app = build_server().streamable_http_app(
+        streamable_http_path="/mcp",
+        json_response=True,
+        stateless_http=True,
+        transport_security=_security(),
+    )
+    limited = sync_to_async(_limited, thread_sensitive=False)
+
+    async def rate_limited_app(scope, receive, send) -> None:
+        if scope["type"] == "http" and scope.get("method") == "POST":
+            retry_after = await limited(scope)
+            if retry_after is not None:
+                body = json.dumps({"error": "rate_limited", "retry_after": retry_after}).encode()
+                await send(
+                    {
+                        "type": "http.response.start",
+                        "status": 429,
+                        "headers": [
+                            (b"content-type", b"application/json"),
+                            (b"retry-after", str(retry_after).encode()),
+                            (b"content-length", str(len(body)).encode()),
+                        ],
+                    }
+                )
+                await send({"type": "http.response.body", "body": body})
+                return
+        await app(scope, receive, send)
+
+    return rate_limited_app
