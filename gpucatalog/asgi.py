@@ -12,8 +12,9 @@ import warnings
 from django.core.asgi import get_asgi_application
 
 # WhiteNoise and FileResponse hand Django file iterators that are synchronous; under ASGI Django
-# reads them in a thread and warns on every static file and download. The files are served
-# either way, so the warning says nothing an operator can act on.
+# reads such a file whole into memory before sending it, and warns each time. Static files and
+# today's dumps are small (docs/operations.md says when a proxy should serve DUMP_DIR), so the
+# warning on every request says nothing an operator can act on.
 warnings.filterwarnings(
     "ignore", message="StreamingHttpResponse must consume synchronous iterators"
 )

@@ -1,4 +1,4 @@
-"""The Celery app: Redis broker from CELERY_BROKER_URL, tasks discovered in `providers` and `offerings.dumps`."""
+"""The Celery app: Redis broker from CELERY_BROKER_URL, tasks discovered in `providers`."""
 
 import os
 
@@ -9,7 +9,6 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "gpucatalog.settings")
 app = Celery("gpucatalog")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
-app.autodiscover_tasks(["offerings.dumps"])  # the daily data dump
 
 # RedBeat (beat's scheduler, see providers/beat.py) asks whether its settings are present under
 # their bare names; under the CELERY_ namespace it reads them but reports them absent, ignoring

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Iterable
 from decimal import ROUND_HALF_EVEN, Decimal
 
@@ -29,6 +30,9 @@ class RateTable:
             latest = self._latest.get(rate.currency)
             if latest is None or rate.rate_date > latest.rate_date:
                 self._latest[rate.currency] = rate
+        self._dates: dict[str, list] = {}
+        for currency, day in sorted(self._by_date):
+            self._dates.setdefault(currency, []).append(day)
 
     def to_usd(self, amount: Decimal, currency: str) -> tuple[Decimal, ExchangeRate | None]:
         """Convert an amount at the newest rate; the rate used is returned so its date can show."""
@@ -54,11 +58,11 @@ class RateTable:
         past day, whose stored offer no longer says which rate it was converted at."""
         if currency == USD:
             return Decimal(1)
-        dates = sorted(d for c, d in self._by_date if c == currency)
+        dates = self._dates.get(currency)
         if not dates:
             return None
-        before = [d for d in dates if d <= day]
-        return self._by_date[(currency, before[-1] if before else dates[0])]
+        index = bisect.bisect_right(dates, day)
+        return self._by_date[(currency, dates[index - 1] if index else dates[0])]
 
     def usd(self, amount: Decimal, currency: str, on=None) -> Decimal | None:
         """The USD figure of an amount charged in `currency`: at the rate of `on` (an offer's

@@ -3,7 +3,7 @@
 The beat schedule is built from the registry, so a provider added to `providers/registry.py` is
 scheduled without touching this file: one `refresh_provider` entry per provider at its interval
 (REFRESH_INTERVALS, else REFRESH_INTERVAL_MINUTES) plus `refresh_rates`, the daily data dump
-(`offerings.dumps.tasks.publish_dump`) and `check_freshness`.
+(`publish_dump`) and `check_freshness`.
 
 The timeout chain keeps the limits in order, from the innermost to the outermost:
 
@@ -35,7 +35,7 @@ REFRESH_TASK = ScrapeRun.REFRESH_TASK
 REFRESH_ALL_TASK = "providers.tasks.refresh_all"
 CHECK_FRESHNESS_TASK = "providers.tasks.check_freshness"
 REFRESH_RATES_TASK = "providers.tasks.refresh_rates"
-PUBLISH_DUMP_TASK = "offerings.dumps.tasks.publish_dump"
+PUBLISH_DUMP_TASK = "providers.tasks.publish_dump"
 # The lock outlives the hard time limit by this much (the child is killed at the hard limit).
 LOCK_MARGIN_SECONDS = 60
 
@@ -82,7 +82,7 @@ def beat_schedule() -> dict[str, dict]:
         "schedule": every,
         "options": {"expires": every.total_seconds()},
     }
-    # The data dump at /data/ (offerings/dumps): one snapshot of the data version of the day.
+    # The data dump at /data/ (offerings/dumps): a snapshot of the data as it stands, daily.
     every = timedelta(minutes=settings.DUMP_INTERVAL_MINUTES)
     schedule["publish-dump"] = {
         "task": PUBLISH_DUMP_TASK,

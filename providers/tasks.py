@@ -29,6 +29,7 @@ from django.conf import settings
 from django.db import OperationalError, connection, transaction
 
 from offerings import writer
+from offerings.dumps import snapshot
 from offerings.models import ScrapeRun
 from providers import alerts, logcontext, refresh
 from providers.locks import count_delivery, provider_lock
@@ -36,6 +37,7 @@ from providers.registry import SCRAPERS, resolve
 from providers.replay import providers_in
 from providers.schedule import (
     CHECK_FRESHNESS_TASK,
+    PUBLISH_DUMP_TASK,
     REFRESH_ALL_TASK,
     REFRESH_RATES_TASK,
     REFRESH_TASK,
@@ -241,3 +243,13 @@ def refresh_rates(self) -> str:
         summary.repriced,
     )
     return str(summary.rate_date)
+
+
+@shared_task(name=PUBLISH_DUMP_TASK, acks_late=True, soft_time_limit=1500, time_limit=1560)
+def publish_dump() -> str:
+    """The daily data dump at /data/ (offerings/dumps): write the current data version's
+    snapshot unless it is there, and remove those past DUMP_KEEP_DAYS."""
+    published, written = snapshot.publish()
+    state = "written" if written else "already there"
+    logger.info("data dump %s: %s", published.name, state)
+    return f"{published.name}: {state}"

@@ -254,14 +254,14 @@ def test_beat_publishes_the_dump_daily(settings):
     from providers import schedule
 
     entry = schedule.beat_schedule()["publish-dump"]
-    assert entry["task"] == "offerings.dumps.tasks.publish_dump"
+    assert entry["task"] == "providers.tasks.publish_dump"
     assert entry["schedule"] == timedelta(minutes=settings.DUMP_INTERVAL_MINUTES)
     app.loader.import_default_modules()
-    assert "offerings.dumps.tasks.publish_dump" in app.tasks
+    assert "providers.tasks.publish_dump" in app.tasks
 
 
 def test_the_task_writes_the_snapshot(shipped, dumps):
-    from offerings.dumps.tasks import publish_dump
+    from providers.tasks import publish_dump
 
     assert publish_dump().endswith(": written")
     assert publish_dump().endswith(": already there")

@@ -101,6 +101,33 @@ def test_a_twin_redirects_where_its_page_does_and_is_missing_where_it_is(client,
         assert client.get(path).status_code == 404, path
 
 
+def test_a_twins_page_errors_keep_their_status_and_an_export_is_not_a_page(client, shipped):
+    bad = client.get("/index.md?gpu_count_min=-5")
+    assert bad.status_code == 400
+    assert bad["Content-Type"] == "text/markdown; charset=utf-8"
+    assert "gpu_count_min" in bad.content.decode() or "GPUs" in bad.content.decode()
+    assert client.get("/index.md?format=csv").status_code == 404
+
+
+@override_settings(SITE_URL=SITE)
+def test_a_page_rendered_for_its_twin_still_links_its_twin(client, shipped):
+    """The page's view runs for the twin first and its HTML is cached: the cached page must
+    still name its twin."""
+    from django.core.cache import cache
+
+    from offerings.models import GpuModel
+
+    # A write of its own: a data version no other test's cached pages were stored under.
+    GpuModel.objects.filter(slug="h100-sxm").update(architecture="Hopper")
+    try:
+        with override_settings(PAGE_CACHE_SECONDS=300):  # not the `settings` fixture: it
+            twin(client, "/gpus/h100-sxm.md")  # would restore this test's SITE_URL after it
+            html = client.get("/gpus/h100-sxm/").content.decode()
+        assert f'type="text/markdown" href="{SITE}/gpus/h100-sxm.md"' in html
+    finally:
+        cache.clear()
+
+
 def test_a_twin_without_site_url_keeps_paths_not_the_host(client, shipped, settings):
     settings.SITE_URL = None
     text = twin(client, "/gpus/h100-sxm.md")

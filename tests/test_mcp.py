@@ -13,6 +13,7 @@ import asyncio
 import socket
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import pytest
@@ -64,7 +65,10 @@ def site(catalog, settings):
 
 
 def run(coroutine):
-    return asyncio.run(coroutine)
+    """The client's coroutine on an event loop of its own, in a thread of its own: the browser
+    tests' Playwright keeps a loop running in this thread for the whole session."""
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
 
 
 async def _session(url: str, calls):
@@ -199,3 +203,16 @@ def test_the_site_is_served_beside_it(site):
     assert page.headers["content-security-policy"]
     assert api.status_code == 200
     assert api.json()["count"] >= 1
+
+
+def test_the_host_check_names_this_site(settings):
+    from offerings.agents.server import _security
+
+    settings.ALLOWED_HOSTS = [".example.com"]
+    settings.SITE_URL = "https://www.example.com"
+    allowed = _security().allowed_hosts
+    assert {"example.com", "www.example.com", "www.example.com:*"} <= set(allowed)
+    settings.ALLOWED_HOSTS, settings.SITE_URL, settings.DEBUG = [], None, True
+    assert "localhost" in _security().allowed_hosts
+    settings.ALLOWED_HOSTS = ["*"]
+    assert _security().enable_dns_rebinding_protection is False

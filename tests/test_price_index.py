@@ -58,6 +58,26 @@ def test_the_index_is_the_weekly_median_of_each_offers_last_dated_reading(two_we
     assert index.dated_prices == 7
 
 
+def test_a_price_that_did_not_change_still_counts_in_later_weeks(catalog):
+    """The history records a price when it changes: an offer read once stands for the weeks
+    after, until CARRY_WEEKS have passed or the offer is retired."""
+    ib, efa, tcpx = (on_demand(catalog[key]) for key in ("ib", "efa", "tcpx"))
+    read(ib, (2026, 8, 4), "24")  # 3.00, and no reading after
+    read(efa, (2026, 8, 5), "40")  # 5.00
+    read(tcpx, (2026, 8, 6), "32")  # 4.00
+    read(efa, (2026, 8, 12), "48")  # 6.00 a week later; ib and tcpx unchanged
+    read(efa, (2026, 11, 11), "16")  # 2.00, 14 weeks after ib and tcpx were read
+    weeks = {w.start: (w.median_usd_per_gpu_hour, w.offers) for w in price_index("h100-sxm").weeks}
+    assert weeks[date(2026, 8, 3)] == (Decimal("4.0000"), 3)
+    assert weeks[date(2026, 8, 10)] == (Decimal("4.0000"), 3)  # 3.00, 6.00, 4.00
+    assert weeks[date(2026, 10, 26)] == (Decimal("4.0000"), 3)  # the 13th week after
+    assert date(2026, 11, 9) not in weeks  # past that, only efa's own reading stands
+    efa.is_active = False
+    efa.last_seen_at = datetime(2026, 8, 20, tzinfo=UTC)
+    efa.save()
+    assert date(2026, 8, 24) not in {w.start for w in price_index("h100-sxm").weeks}
+
+
 def test_undated_spot_and_hidden_readings_do_not_count(two_weeks):
     catalog = two_weeks
     before = price_index("h100-sxm").weeks

@@ -14,6 +14,7 @@ import inspect
 import json
 import logging
 from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
@@ -251,13 +252,18 @@ def build_server() -> MCPServer:
 
 
 def _security() -> TransportSecuritySettings:
-    """Host checks against DNS rebinding: the Host header must be one Django allows."""
-    hosts = [h for h in settings.ALLOWED_HOSTS if h != "*"]
-    if "*" in settings.ALLOWED_HOSTS or not hosts:
+    """Host checks against DNS rebinding: the Host header must name this site: an ALLOWED_HOSTS
+    entry (`.example.com` as `example.com` only: the SDK matches names, not suffixes) or
+    SITE_URL's host; with DEBUG and no ALLOWED_HOSTS, Django's local defaults."""
+    if "*" in settings.ALLOWED_HOSTS:
         return TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    hosts = {h.lstrip(".") for h in settings.ALLOWED_HOSTS}
+    if settings.SITE_URL:
+        hosts.add(urlsplit(settings.SITE_URL).hostname or "")
+    if settings.DEBUG and not settings.ALLOWED_HOSTS:
+        hosts |= {"localhost", "127.0.0.1", "[::1]"}
     allowed = []
-    for host in hosts:
-        bare = host.lstrip(".")
+    for bare in sorted(hosts - {""}):
         allowed += [bare, f"{bare}:*"]
     origins = [f"{scheme}://{host}" for host in allowed for scheme in ("http", "https")]
     return TransportSecuritySettings(

@@ -26,6 +26,7 @@ import io
 import json
 import os
 import re
+import tempfile
 import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -127,9 +128,11 @@ def publish(directory: Path | None = None, *, today: date | None = None) -> tupl
     directory.mkdir(parents=True, exist_ok=True)
     outermost = not connection.in_atomic_block
     with transaction.atomic():
-        if outermost:  # one snapshot of the database for every table the files hold
-            with connection.cursor() as cursor:
+        with connection.cursor() as cursor:
+            if outermost:  # one snapshot of the database for every table the files hold
                 cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+            # One writer at a time (the daily task, a command, a redelivered task).
+            cursor.execute("SELECT pg_advisory_xact_lock(hashtext('gpucatalog:publish_dump'))")
         version = CatalogVersion.objects.get(pk=1)
         name = f"{PREFIX}{version.changed_at.astimezone(UTC):%Y-%m-%d}-v{version.counter}"
         written = not all((directory / f"{name}{kind}.sha256").exists() for kind in KINDS)
@@ -144,13 +147,21 @@ def _write(directory: Path, name: str, changed_at: datetime) -> None:
     stamp = changed_at.astimezone(UTC)
     for kind, writer in ((".json.gz", _write_json), (".csv.zip", _write_csv)):
         target = directory / f"{name}{kind}"
-        partial = directory / f".{name}{kind}.partial"
-        with open(partial, "wb") as raw:
+        # Written under a name of its own, then renamed: a reader never sees half a file.
+        handle, partial = tempfile.mkstemp(
+            dir=directory, prefix=f".{name}{kind}.", suffix=".partial"
+        )
+        with os.fdopen(handle, "wb") as raw:
             writer(raw, name, stamp, rates)
-        digest = _sha256(partial)
+        digest = _sha256(Path(partial))
+        os.chmod(partial, 0o644)
         os.replace(partial, target)
-        sidecar = directory / f".{name}{kind}.sha256.partial"
-        sidecar.write_text(f"{digest}  {target.name}\n", encoding="ascii")
+        handle, sidecar = tempfile.mkstemp(
+            dir=directory, prefix=f".{name}{kind}.", suffix=".partial"
+        )
+        with os.fdopen(handle, "w", encoding="ascii") as out:
+            out.write(f"{digest}  {target.name}\n")
+        os.chmod(sidecar, 0o644)
         os.replace(sidecar, directory / f"{name}{kind}.sha256")
 
 

@@ -1,11 +1,12 @@
 """The price index of a GPU model: the median on-demand price per GPU-hour, week by week.
 
-Only dated prices count (a price whose source shows no date says nothing about a week): every
-on-demand reading of a visible type with this GPU whose `observed_at` falls in the week, in USD
-per GPU-hour at the reference rate of that day. An offer read more than once in a week counts
-once, at its last reading. A week's median needs `MIN_OFFERS` offers, and a line needs
-`MIN_WEEKS` such weeks; below that the page says how many dated prices there are instead of
-drawing one. Shown on the GPU page and written into the data dumps.
+Only dated prices count (a price whose source shows no date says nothing about a week). The
+price history records a price when it changes, so an offer's price in a week is its newest dated
+on-demand reading up to that week (in USD per GPU-hour at the reference rate of the day it was
+read), for at most `CARRY_WEEKS` after that reading and not after the offer was retired. The weeks
+run from the first reading to the newest, so the index depends on the data alone. A week's median
+needs `MIN_OFFERS` offers, and a line needs `MIN_WEEKS` such weeks; below that the page says how
+many dated prices there are instead of drawing one. Shown on the GPU page and in the data dumps.
 """
 
 from __future__ import annotations
@@ -23,6 +24,9 @@ from offerings.money import RateTable
 
 MIN_OFFERS = 3
 MIN_WEEKS = 2
+# A reading stands for its offer until a newer one replaces it, the offer is retired, or this
+# many weeks have passed: the history records a price when it changes, not each time it is read.
+CARRY_WEEKS = 13
 FOUR_PLACES = Decimal("0.0001")
 
 
@@ -61,7 +65,13 @@ def _readings(gpu_slugs: list[str] | None = None):
         "price_per_hour",
         "currency",
         F("offer__instance__gpu_count"),
+        F("offer__is_active"),
+        F("offer__last_seen_at"),
     )
+
+
+def _monday(day: date) -> date:
+    return day - timedelta(days=day.weekday())
 
 
 def price_indexes(
@@ -69,28 +79,60 @@ def price_indexes(
 ) -> dict[str, PriceIndex]:
     """The index of each GPU model (of `gpu_slugs`, or every one with a dated reading)."""
     rates = rates or RateTable()
-    # gpu -> week -> offer -> its last reading that week, in USD per GPU-hour
-    by_week: dict[str, dict[date, dict[int, Decimal]]] = defaultdict(lambda: defaultdict(dict))
+    # gpu -> offer -> [(week read, USD per GPU-hour)], oldest first; and when a retired offer
+    # was last seen (it counts no later than that week)
+    readings: dict[str, dict[int, list[tuple[date, Decimal]]]] = defaultdict(
+        lambda: defaultdict(list)
+    )
+    retired: dict[int, date] = {}
     counted: dict[str, int] = defaultdict(int)
-    for gpu, offer, moment, price, currency, gpus in _readings(gpu_slugs).iterator():
+    for gpu, offer, moment, price, currency, gpus, active, last_seen in _readings(
+        gpu_slugs
+    ).iterator():
         day = moment.date()
-        rate = rates.usd_per_unit_as_of(currency, day)
         counted[gpu] += 1
+        rate = rates.usd_per_unit_as_of(currency, day)
         if rate is None:
             continue
-        week = day - timedelta(days=day.weekday())
-        by_week[gpu][week][offer] = price * rate / gpus
+        readings[gpu][offer].append((_monday(day), price * rate / gpus))
+        if not active:
+            retired[offer] = _monday(last_seen.date())
     indexes = {}
     for gpu in gpu_slugs if gpu_slugs is not None else sorted(counted):
-        weeks, thin = [], 0
-        for week, offers in sorted(by_week[gpu].items()):
-            if len(offers) < MIN_OFFERS:
-                thin += 1
-                continue
-            median = statistics.median(offers.values())
-            weeks.append(Week(week, median.quantize(FOUR_PLACES, ROUND_HALF_EVEN), len(offers)))
+        offers = readings[gpu]
+        weeks: list[Week] = []
+        thin = 0
+        if offers:
+            first = min(read[0][0] for read in offers.values())
+            last = max(read[-1][0] for read in offers.values())
+            week = first
+            while week <= last:
+                standing = [
+                    value
+                    for offer, read in offers.items()
+                    if (value := _standing(read, week, retired.get(offer))) is not None
+                ]
+                if len(standing) >= MIN_OFFERS:
+                    median = statistics.median(standing)
+                    weeks.append(
+                        Week(week, median.quantize(FOUR_PLACES, ROUND_HALF_EVEN), len(standing))
+                    )
+                elif standing:
+                    thin += 1
+                week += timedelta(days=7)
         indexes[gpu] = PriceIndex(gpu, tuple(weeks), counted[gpu], thin)
     return indexes
+
+
+def _standing(read: list[tuple[date, Decimal]], week: date, retired: date | None):
+    """An offer's price in force in `week`: its newest reading up to that week, if read at most
+    CARRY_WEEKS before and not retired before it; else None."""
+    if retired is not None and week > retired:
+        return None
+    earlier = [(read_week, usd) for read_week, usd in read if read_week <= week]
+    if not earlier or (week - earlier[-1][0]).days >= CARRY_WEEKS * 7:
+        return None
+    return earlier[-1][1]
 
 
 def price_index(gpu_slug: str, rates: RateTable | None = None) -> PriceIndex:
