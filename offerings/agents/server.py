@@ -11,15 +11,12 @@ its own, as JSON), so any web process can answer any request.
 from __future__ import annotations
 
 import inspect
-import json
-import logging
 from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.http import HttpRequest
-from django_ratelimit.core import get_usage
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.tools import Tool
 from mcp.server.transport_security import TransportSecuritySettings
@@ -28,8 +25,8 @@ from pydantic import ConfigDict, Field
 
 from offerings.agents import tools
 from offerings.openapi import document
-
-logger = logging.getLogger(__name__)
+from offerings.web.caching import site_url
+from offerings.web.middleware import rate_limited, retry_after
 
 RATE_GROUP = "gpucatalog:mcp"
 INSTRUCTIONS = (
@@ -70,10 +67,14 @@ def _bounds(schema: dict) -> dict:
     return bounds
 
 
-def arguments_of(path: str) -> list[inspect.Parameter]:
-    """The keyword parameters of a tool taking the query parameters of `path`, as the OpenAPI
-    document states them (type, bounds, description, required)."""
-    operation = document(tools.link("/") or "/")["paths"][path]["get"]
+def _operations() -> dict[str, dict]:
+    """The GET operation of each API path, from the OpenAPI document (built once per server)."""
+    return {path: item["get"] for path, item in document(site_url("/"))["paths"].items()}
+
+
+def arguments_of(operation: dict) -> list[inspect.Parameter]:
+    """The keyword parameters of a tool taking an API operation's query parameters, as the
+    OpenAPI document states them (type, bounds, description, required)."""
     parameters = []
     for parameter in operation.get("parameters", []):
         name = parameter["name"]
@@ -162,15 +163,14 @@ def json_schema(schema: Any) -> Any:
     return converted
 
 
-def _response(path: str) -> dict:
-    operation = document(tools.link("/") or "/")["paths"][path]["get"]
+def _response(operation: dict) -> dict:
     return json_schema(operation["responses"]["200"]["content"]["application/json"]["schema"])
 
 
-def _listing_output(path: str, *extra: str) -> dict:
+def _listing_output(operation: dict, *extra: str) -> dict:
     """A paged endpoint's answer as a tool gives it: `next` (a URL) becomes `page` and
     `next_page` (numbers); the results and the rest as the endpoint states them."""
-    schema = _response(path)
+    schema = _response(operation)
     properties = dict(schema["properties"])
     properties.pop("next", None)
     properties["page"] = {"type": "integer", "minimum": 1}
@@ -181,10 +181,10 @@ def _listing_output(path: str, *extra: str) -> dict:
     return {"type": "object", "properties": properties, "required": required + list(extra)}
 
 
-def output_schemas() -> dict[str, dict]:
-    instance = _response("/api/instances")["properties"]["results"]["items"]
+def output_schemas(operations: dict[str, dict]) -> dict[str, dict]:
+    instance = _response(operations["/api/instances"])["properties"]["results"]["items"]
     return {
-        "search_instances": _listing_output("/api/instances", "table_url"),
+        "search_instances": _listing_output(operations["/api/instances"], "table_url"),
         "get_instance": instance,
         "compare_instances": {
             "type": "object",
@@ -194,17 +194,17 @@ def output_schemas() -> dict[str, dict]:
             },
             "required": ["results", "compare_url"],
         },
-        "plan_cluster": _listing_output("/api/plan"),
-        "estimate_job": _listing_output("/api/estimate"),
-        "expected_collective": _response("/api/collectives"),
-        "list_providers": _response("/api/providers"),
+        "plan_cluster": _listing_output(operations["/api/plan"]),
+        "estimate_job": _listing_output(operations["/api/estimate"]),
+        "expected_collective": _response(operations["/api/collectives"]),
+        "list_providers": _response(operations["/api/providers"]),
     }
 
 
 # -- the server -----------------------------------------------------------------------------------
 
 
-def _tool(spec: tools.ToolSpec, output_schema: dict) -> Tool:
+def _tool(spec: tools.ToolSpec, operations: dict[str, dict], output_schema: dict) -> Tool:
     body = tools.database_work(spec.body)
 
     def call(**arguments: Any) -> dict[str, Any]:
@@ -213,7 +213,7 @@ def _tool(spec: tools.ToolSpec, output_schema: dict) -> Tool:
     if spec.name in OWN_ARGUMENTS:
         parameters = OWN_ARGUMENTS[spec.name]
     else:
-        parameters = arguments_of(spec.path) if spec.path else []
+        parameters = arguments_of(operations[spec.path]) if spec.path else []
     call.__name__ = spec.name
     call.__doc__ = spec.description
     call.__signature__ = inspect.Signature(parameters, return_annotation=dict[str, Any])
@@ -241,13 +241,14 @@ def _tool(spec: tools.ToolSpec, output_schema: dict) -> Tool:
 
 
 def build_server() -> MCPServer:
-    schemas = output_schemas()
+    operations = _operations()
+    schemas = output_schemas(operations)
     return MCPServer(
         name="gpucatalog",
         title="gpucatalog",
         instructions=INSTRUCTIONS,
         website_url=settings.SITE_URL or None,
-        tools=[_tool(spec, schemas[spec.name]) for spec in tools.TOOLS],
+        tools=[_tool(spec, operations, schemas[spec.name]) for spec in tools.TOOLS],
     )
 
 
@@ -272,23 +273,14 @@ def _security() -> TransportSecuritySettings:
 
 
 def _limited(scope: dict) -> int | None:
-    """Seconds to wait when this client is over API_RATE on /mcp, else None (a cache that
-    cannot be reached lets the request through, as the API's limiter does)."""
+    """Seconds to wait when this client is over API_RATE on /mcp, else None: the API's limiter,
+    for a request Django never sees."""
     request = HttpRequest()
     request.method = scope.get("method", "POST")
     request.path = request.path_info = scope.get("path", "/mcp")
     client = scope.get("client")
     request.META["REMOTE_ADDR"] = client[0] if client else "127.0.0.1"
-    try:
-        usage = get_usage(
-            request, group=RATE_GROUP, key="ip", rate=settings.API_RATE, increment=True
-        )
-    except Exception:  # the limiter's cache is away
-        logger.warning("MCP request not counted", exc_info=True)
-        return None
-    if usage is None or not usage["should_limit"]:
-        return None
-    return max(1, usage["time_left"])
+    return retry_after(request, RATE_GROUP, settings.API_RATE, "MCP request")
 
 
 def mcp_app():
@@ -303,20 +295,13 @@ def mcp_app():
 
     async def rate_limited_app(scope, receive, send) -> None:
         if scope["type"] == "http" and scope.get("method") == "POST":
-            retry_after = await limited(scope)
-            if retry_after is not None:
-                body = json.dumps({"error": "rate_limited", "retry_after": retry_after}).encode()
-                await send(
-                    {
-                        "type": "http.response.start",
-                        "status": 429,
-                        "headers": [
-                            (b"content-type", b"application/json"),
-                            (b"retry-after", str(retry_after).encode()),
-                            (b"content-length", str(len(body)).encode()),
-                        ],
-                    }
-                )
+            wait = await limited(scope)
+            if wait is not None:  # the API's 429, sent as ASGI messages
+                response = rate_limited(wait)
+                headers = [(k.lower().encode(), v.encode()) for k, v in response.items()]
+                body = response.content
+                headers.append((b"content-length", str(len(body)).encode()))
+                await send({"type": "http.response.start", "status": 429, "headers": headers})
                 await send({"type": "http.response.body", "body": body})
                 return
         await app(scope, receive, send)

@@ -19,7 +19,6 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from django.conf import settings
 from django.db import close_old_connections
 from django.db.models import F
 from django.http import QueryDict
@@ -47,13 +46,10 @@ from offerings.planner.views import (
 from offerings.table.parameters import parse_instance_ids, parse_listing_query
 from offerings.table.rows import for_serializing, serialize_instance
 from offerings.table.views import page_slice, paginate
+from offerings.web.caching import site_url
 
 #: Parameters of the endpoints that no tool takes: a download, and the pages' display currency.
 NOT_TOOL_ARGUMENTS = frozenset({"format", "currency"})
-
-
-def link(path: str) -> str:
-    return (settings.SITE_URL or "").rstrip("/") + path
 
 
 class ArgumentError(ToolError):
@@ -116,7 +112,7 @@ def _instances_by_id(value: str, minimum: int, maximum: int, name: str) -> list[
 def _serialized(rows: Iterable[InstanceType]) -> list[dict]:
     rates = RateTable()
     now = timezone.now()
-    return [serialize_instance(row, rates, now, link) for row in for_serializing(rows)]
+    return [serialize_instance(row, rates, now, site_url) for row in for_serializing(rows)]
 
 
 def search_instances(**arguments: Any) -> dict:
@@ -133,7 +129,7 @@ def search_instances(**arguments: Any) -> dict:
         "page": page.number,
         "next_page": page.next_page_number() if page.has_next() else None,
         "results": results,
-        "table_url": link(reverse("offerings:instance-list") + _query_suffix(table)),
+        "table_url": site_url(reverse("offerings:instance-list") + _query_suffix(table)),
     }
 
 
@@ -148,7 +144,7 @@ def compare_instances(instances: list[str]) -> dict:
     by_pk = {item["id"]: item for item in _serialized(rows)}
     return {
         "results": [by_pk[row.pk] for row in rows],
-        "compare_url": link(reverse("offerings:compare") + _query_suffix(compare)),
+        "compare_url": site_url(reverse("offerings:compare") + _query_suffix(compare)),
     }
 
 
@@ -164,7 +160,7 @@ def plan_cluster(**arguments: Any) -> dict:
         "count": page.paginator.count,
         "page": page.number,
         "next_page": page.next_page_number() if page.has_next() else None,
-        "results": [serialize_shape(shape, link) for shape in page],
+        "results": [serialize_shape(shape, site_url) for shape in page],
         "assumptions": assumptions(query),
     }
 
@@ -173,7 +169,7 @@ def estimate_job(**arguments: Any) -> dict:
     query = parse_estimate_query(query_of(arguments))
     if not query.is_valid:
         raise ArgumentError(query.errors)
-    run = run_estimate(query, link)
+    run = run_estimate(query, site_url)
     if run is None:
         raise ArgumentError(query.errors)
     return {
@@ -189,7 +185,7 @@ def expected_collective(**arguments: Any) -> dict:
     query = parse_collective_query(query_of(arguments))
     if query.errors or query.instance is None:
         raise ArgumentError(query.errors or {"instance": ["This argument is required."]})
-    return answer(query.instance, query, sharp_fact(query.instance), link)
+    return answer(query.instance, query, sharp_fact(query.instance), site_url)
 
 
 def list_providers() -> dict:
@@ -200,8 +196,8 @@ def list_providers() -> dict:
             {
                 "slug": provider.slug,
                 "name": provider.name,
-                "url": link(provider_path(provider)),
-                "readiness": serialize_readiness(provider, link, facts[provider.pk]),
+                "url": site_url(provider_path(provider)),
+                "readiness": serialize_readiness(provider, site_url, facts[provider.pk]),
             }
             for provider in providers
         ]

@@ -18,6 +18,8 @@ from django.conf import settings
 from django.utils.translation import gettext as _
 from markdownify import MarkdownConverter
 
+from offerings.web.caching import site_url
+
 SUFFIX = ".md"
 HOME = "index"  # `/index.md` is the twin of `/`
 #: Routes of the `offerings` namespace that are not pages with a twin.
@@ -39,17 +41,18 @@ def twin_path(page: str) -> str:
 
 
 def absolute(url: str, page: str = "/") -> str:
-    """A link on SITE_URL: a path as it is, a query or fragment on `page` (the page's path)."""
+    """A link on SITE_URL: a path as it is, a query or fragment on `page` (the page's path);
+    another site's link unchanged."""
     if url.startswith(("?", "#")):
         url = page + url
-    if settings.SITE_URL and url.startswith("/") and not url.startswith("//"):
-        return settings.SITE_URL.rstrip("/") + url
+    if url.startswith("/") and not url.startswith("//"):
+        return site_url(url)
     return url
 
 
-def to_markdown(html: str, page: str, query: str = "") -> str:
-    """The `<main>` of a rendered page at `page` (its path) as Markdown, with a link to the page
-    itself at the end."""
+def to_markdown(html: str, page: str, page_url: str) -> str:
+    """The `<main>` of a rendered page at `page` (its path) as Markdown, ending with a link to
+    the page itself (`page_url`, its query included)."""
     soup = BeautifulSoup(html, "html.parser")
     main = soup.find("main") or soup.body or soup
     for tag in main.find_all(DROPPED):
@@ -76,6 +79,5 @@ def to_markdown(html: str, page: str, query: str = "") -> str:
     body = MarkdownConverter(heading_style="ATX", bullets="-", escape_misc=False).convert_soup(main)
     body = re.sub(r"[ \t]+\n", "\n", body)
     body = re.sub(r"\n{3,}", "\n\n", body).strip()
-    page_url = absolute(page + (f"?{query}" if query else ""))
     link = f"<{page_url}>" if "://" in page_url else f"[{page_url}]({page_url})"
     return f"{body}\n\n{_('The page on the site')}: {link}\n"

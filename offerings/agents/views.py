@@ -55,15 +55,15 @@ def markdown_twin(request: HttpRequest, path: str) -> HttpResponse:
     if response.status_code not in (200, 400, 429) or not html:  # an export is not a page
         raise Http404("no such page")
     query = request.GET.urlencode()
+    page_url = twins.absolute(inner.path + (f"?{query}" if query else ""))
     text = response.content.decode(response.charset or "utf-8")
     twin = HttpResponse(
-        twins.to_markdown(text, inner.path, query),
+        twins.to_markdown(text, inner.path, page_url),
         content_type=MARKDOWN,
         status=response.status_code,
     )
     if response.has_header("Retry-After"):
         twin["Retry-After"] = response["Retry-After"]
-    page_url = twins.absolute(inner.path + (f"?{query}" if query else ""))
     twin["Content-Language"] = get_language()
     twin["Link"] = f'<{page_url}>; rel="canonical"'
     return twin

@@ -42,7 +42,8 @@ from django.utils import timezone
 from offerings.models import CatalogVersion, ExchangeRate, InstanceType, Offer, PriceObservation
 from offerings.money import RateTable
 from offerings.pages.price_index import price_indexes
-from offerings.table.rows import for_serializing, render_csv, serialize_instance
+from offerings.table.rows import for_serializing, iso_utc, render_csv, serialize_instance
+from offerings.web.caching import site_url
 
 LICENCE = "CC BY 4.0"
 LICENCE_URL = "https://creativecommons.org/licenses/by/4.0/"
@@ -99,16 +100,11 @@ def dump_dir() -> Path:
     return Path(settings.DUMP_DIR)
 
 
-def site_link(path: str) -> str:
-    """A page's link: on SITE_URL where it is set, else the path alone (no request here)."""
-    return (settings.SITE_URL or "").rstrip("/") + path
-
-
 def licence_text(name: str, changed_at: datetime) -> str:
     return (
         f"{name}: {ATTRIBUTION}.\n"
         f"Data version {name.rsplit('-v', 1)[1]}, written to the catalog at "
-        f"{_iso(changed_at)}.\n\n"
+        f"{iso_utc(changed_at)}.\n\n"
         f"The compilation is licensed under {LICENCE} ({LICENCE_URL}): share and adapt it, for "
         "any purpose, with credit to gpucatalog and a link to the licence. Each fact and price "
         "carries its source URL, its basis (the provider states it, it follows from the "
@@ -147,22 +143,23 @@ def _write(directory: Path, name: str, changed_at: datetime) -> None:
     stamp = changed_at.astimezone(UTC)
     for kind, writer in ((".json.gz", _write_json), (".csv.zip", _write_csv)):
         target = directory / f"{name}{kind}"
-        # Written under a name of its own, then renamed: a reader never sees half a file.
-        handle, partial = tempfile.mkstemp(
-            dir=directory, prefix=f".{name}{kind}.", suffix=".partial"
-        )
-        with os.fdopen(handle, "wb") as raw:
-            writer(raw, name, stamp, rates)
-        digest = _sha256(Path(partial))
-        os.chmod(partial, 0o644)
-        os.replace(partial, target)
-        handle, sidecar = tempfile.mkstemp(
-            dir=directory, prefix=f".{name}{kind}.", suffix=".partial"
-        )
-        with os.fdopen(handle, "w", encoding="ascii") as out:
-            out.write(f"{digest}  {target.name}\n")
-        os.chmod(sidecar, 0o644)
-        os.replace(sidecar, directory / f"{name}{kind}.sha256")
+        _write_whole(target, lambda raw, writer=writer: writer(raw, name, stamp, rates))
+        with open(target, "rb") as handle:
+            digest = hashlib.file_digest(handle, "sha256").hexdigest()
+        line = f"{digest}  {target.name}\n".encode("ascii")
+        _write_whole(directory / f"{target.name}.sha256", lambda raw, line=line: raw.write(line))
+
+
+def _write_whole(target: Path, write) -> None:
+    """`write` the file under a temporary name of its own, then rename it: a reader never sees
+    half a file, and two writers never share one."""
+    handle, partial = tempfile.mkstemp(
+        dir=target.parent, prefix=f".{target.name}.", suffix=".partial"
+    )
+    with os.fdopen(handle, "wb") as raw:
+        write(raw)
+    os.chmod(partial, 0o644)
+    os.replace(partial, target)
 
 
 def _write_json(raw, name: str, stamp: datetime, rates: RateTable) -> None:
@@ -172,7 +169,7 @@ def _write_json(raw, name: str, stamp: datetime, rates: RateTable) -> None:
             "name": name,
             "licence": {"name": LICENCE, "url": LICENCE_URL, "text": licence_text(name, stamp)},
             "data_version": int(name.rsplit("-v", 1)[1]),
-            "data_changed_at": _iso(stamp),
+            "data_changed_at": iso_utc(stamp),
             "site": settings.SITE_URL or None,
             "exchange_rates": [dict(zip(RATE_COLUMNS, row, strict=True)) for row in _rates()],
         }
@@ -270,7 +267,7 @@ def _instances(rates: RateTable, stamp: datetime) -> Iterator[dict]:
         )
         by_pk = {row.pk: row for row in rows}
         for pk in chunk:
-            item = serialize_instance(by_pk[pk], rates, stamp, site_link)
+            item = serialize_instance(by_pk[pk], rates, stamp, site_url)
             for price in [item["price"], *item["prices"]]:
                 if price:
                     price.pop("is_stale", None)
@@ -327,7 +324,7 @@ def _json_value(value):
     if isinstance(value, Decimal):
         return str(value)
     if isinstance(value, datetime):
-        return _iso(value)
+        return iso_utc(value)
     if isinstance(value, date):
         return value.isoformat()
     return value
@@ -343,18 +340,6 @@ def _csv_row(row: tuple) -> list:
         else:
             out.append(value)
     return out
-
-
-def _iso(moment: datetime) -> str:
-    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 # -- listing and keeping ---------------------------------------------------------------------------

@@ -21,7 +21,6 @@ Renders that miss the cache are counted per client (`RENDER_RATE`).
 from __future__ import annotations
 
 import hashlib
-import logging
 import time
 from collections.abc import Callable, Iterable
 from functools import wraps
@@ -29,15 +28,13 @@ from functools import wraps
 from django.conf import settings
 from django.core.cache import cache
 from django.db import connection
-from django.http import HttpRequest, HttpResponse, JsonResponse, QueryDict
+from django.http import HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import render
 from django.utils.cache import get_conditional_response, patch_vary_headers
 from django.utils.translation import get_language
-from django_ratelimit.core import get_usage
 
 from offerings.money import DISPLAY_CURRENCIES
-
-logger = logging.getLogger(__name__)
+from offerings.web.middleware import rate_limited, retry_after
 
 CACHED_HEADERS = ("Content-Type", "Content-Disposition", "Vary", "Content-Language")
 RENDER_GROUP = "gpucatalog:render"
@@ -51,11 +48,17 @@ def catalog_version() -> int:
     return row[0] if row else 0
 
 
+def site_url(path: str) -> str:
+    """`path` on SITE_URL, or the path alone where it is unset: for what has no request whose
+    host could be trusted (the data dumps, the MCP tools, the Markdown twins)."""
+    return (settings.SITE_URL or "").rstrip("/") + path
+
+
 def absolute_url(request: HttpRequest, path: str) -> str:
     """`path` on SITE_URL; without it (development only) on the scheme and host of the request,
     which cached views then carry in their key."""
     if settings.SITE_URL:
-        return settings.SITE_URL.rstrip("/") + path
+        return site_url(path)
     return request.build_absolute_uri(path)
 
 
@@ -112,21 +115,13 @@ def wants_json(request: HttpRequest) -> bool:
 
 def too_many_renders(request: HttpRequest) -> HttpResponse | None:
     """A 429 when this client has had more renders than RENDER_RATE allows, else None."""
-    try:
-        usage = get_usage(
-            request, group=RENDER_GROUP, key="ip", rate=settings.RENDER_RATE, increment=True
-        )
-    except Exception:  # the limiter's cache is away: serve rather than fail
-        logger.warning("render not counted", exc_info=True)
+    wait = retry_after(request, RENDER_GROUP, settings.RENDER_RATE, "render")
+    if wait is None:
         return None
-    if usage is None or not usage["should_limit"]:
-        return None
-    retry_after = max(1, usage["time_left"])
     if wants_json(request):
-        response = JsonResponse({"error": "rate_limited", "retry_after": retry_after}, status=429)
-    else:
-        response = render(request, "429.html", {"retry_after": retry_after}, status=429)
-    response["Retry-After"] = str(retry_after)
+        return rate_limited(wait)
+    response = render(request, "429.html", {"retry_after": wait}, status=429)
+    response["Retry-After"] = str(wait)
     return response
 
 

@@ -29,6 +29,20 @@ RATED_PATHS = (
 )
 
 
+def retry_after(request: HttpRequest, group: str, rate: str, what: str) -> int | None:
+    """Count this request against `rate` for its client in `group`: the seconds to wait when
+    it is over, else None. A cache that cannot be reached lets the request through and logs
+    `what` was not counted."""
+    try:
+        usage = get_usage(request, group=group, key="ip", rate=rate, increment=True)
+    except Exception:  # the limiter's cache is away: serve rather than fail
+        logger.warning("%s not counted", what, exc_info=True)
+        return None
+    if usage is None or not usage["should_limit"]:
+        return None
+    return max(1, usage["time_left"])
+
+
 def rate_limited(retry_after: int) -> JsonResponse:
     response = JsonResponse(
         {"error": "rate_limited", "retry_after": retry_after},
@@ -46,13 +60,9 @@ class RateLimitMiddleware:
         for prefix, setting, group in RATED_PATHS:
             if request.path_info.startswith(prefix):
                 rate = getattr(settings, setting)
-                try:
-                    usage = get_usage(request, group=group, key="ip", rate=rate, increment=True)
-                except Exception:  # the cache is down: serve rather than fail
-                    logger.warning("rate limit not counted for %s", prefix, exc_info=True)
-                    usage = None
-                if usage is not None and usage["should_limit"]:
-                    return rate_limited(max(1, usage["time_left"]))
+                wait = retry_after(request, group, rate, f"rate limit for {prefix}")
+                if wait is not None:
+                    return rate_limited(wait)
                 break
         return self.get_response(request)
 
