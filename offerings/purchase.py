@@ -8,7 +8,7 @@ is not listed, however likely it is.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from datetime import date
 
 from offerings.models import InstanceType, Offer, PurchaseMode
@@ -35,10 +35,15 @@ class Mode:
         return str(PurchaseMode.Kind(self.kind).label)
 
     def as_json(self) -> dict:
-        data = asdict(self)
-        del data["from_price"], data["notes"]
-        data["verified_at"] = self.verified_at.isoformat() if self.verified_at else None
-        return data
+        return {
+            "kind": self.kind,
+            "term_months": self.term_months,
+            "min_hours": self.min_hours,
+            "max_hours": self.max_hours,
+            "min_gpus": self.min_gpus,
+            "source_url": self.source_url,
+            "verified_at": self.verified_at.isoformat() if self.verified_at else None,
+        }
 
 
 def curated_modes(instance: InstanceType) -> list[PurchaseMode]:
