@@ -77,7 +77,7 @@ def make_offer(instance, region, price="10.00", kind="on-demand", term_months=0,
         currency=extra.pop("currency", "USD"),
         price_per_gpu_hour_usd=extra.pop("per_gpu", price / instance.gpu_count),
         observed_at=extra.pop("observed_at", datetime(2026, 11, 1, tzinfo=UTC)),
-        origin="catalog",
+        origin=extra.pop("origin", "catalog"),
         source_url=SOURCE,
         **extra,
     )

@@ -18,6 +18,7 @@ from offerings.models import (
     CollectiveResult,
     ExchangeRate,
     Fabric,
+    FactBasis,
     GpuLink,
     GpuModel,
     InstanceType,
@@ -44,6 +45,7 @@ from offerings.schemas import (
     ReadinessFactIn,
     ReadinessIn,
 )
+from offerings.writer import standing
 
 
 @dataclass
@@ -335,22 +337,6 @@ def retire_unlisted_prices(
         counts.add("offer", "retired", retired)
 
 
-def _stands(observed_at, offer: Offer) -> bool:
-    """Whether a curated price observed at `observed_at` replaces the one `offer` holds (the
-    rule of docs/data.md, "Which reading stands").
-
-    A dated price replaces an undated one or an older one. An undated price never replaces a
-    dated one; between two undated readings it replaces only the catalog's own earlier reading
-    (a corrected fixture), never the provider's own price data its scraper read, which outranks
-    the catalog (otherwise a replay and `load_catalog` would undo each other on every run). A
-    third-party source's reading is replaced by the caller, whatever its date.
-    """
-    held = offer.observed_at
-    if observed_at is None:
-        return held is None and offer.origin == Offer.Origin.CATALOG
-    return held is None or observed_at > held
-
-
 def _relabel(offer: Offer, price: PriceIn) -> bool:
     """The catalog's own price, held at the same figure and source, whose fixture now names
     another basis: the basis follows the fixture (no new price, so no history row)."""
@@ -370,10 +356,10 @@ def _relabel(offer: Offer, price: PriceIn) -> bool:
 def record_catalog_price(
     instance: InstanceType, region: Region, price: PriceIn, rates: RateTable, counts: LoadCounts
 ) -> None:
-    """Store a curated price unless the offer already holds one as new or newer.
+    """Store a curated price where it stands against the offer's reading (`standing`).
 
-    A price whose source shows no date is stored undated ("date unknown") and
-    never replaces a dated one for the same offer.
+    A price whose source shows no date is stored undated ("date unknown") and never replaces a
+    dated one for the same offer.
     """
     hourly = price.hourly.quantize(GPU_HOUR_PLACES, rounding=ROUND_HALF_EVEN)
     per_gpu, rate = gpu_hour_usd(hourly, price.currency, instance.gpu_count, rates)
@@ -409,9 +395,19 @@ def record_catalog_price(
     changed = hourly != offer.price_per_hour or price.currency != offer.currency
     # A price its fixture lists again after a load retired it comes back (unless hidden by a lock).
     revived = not offer.is_active and "is_active" not in offer.locked_fields
-    undated_again = price.observed_at is None and not changed and not revived
+    own = offer.origin == Offer.Origin.CATALOG and not offer.source
+    # The same reading again (a second load of the same fixture): nothing to write.
+    again = (
+        own
+        and not changed
+        and not revived
+        and price.observed_at == offer.observed_at
+        and str(price.source_url) == offer.source_url
+        and ("available" in offer.locked_fields or price.available == offer.available)
+    )
+    new_rank = standing.PROVIDER_PAGE if price.basis == FactBasis.PROVIDER else standing.CURATED
     if "price_per_hour" in offer.locked_fields or (
-        not offer.source and (undated_again or not (revived or _stands(price.observed_at, offer)))
+        again or not (revived or standing.stands(price.observed_at, new_rank, own, offer))
     ):
         if _relabel(offer, price):
             counts.add("offer", "updated")
@@ -422,8 +418,8 @@ def record_catalog_price(
         offer.is_active = True
         offer.missing_runs = 0
     if offer.source:
-        # A price source filled this offer; the provider's own (curated) price replaces it,
-        # and the source's reading is kept as a check.
+        # A price source filled this offer and the curated price replaces it: the source's
+        # reading is kept as a check.
         PriceCheck.objects.update_or_create(
             offer=offer,
             source=offer.source,
@@ -448,12 +444,17 @@ def record_catalog_price(
     if "available" not in offer.locked_fields:
         offer.available = price.available
     offer.save()
-    if changed:
-        PriceObservation.objects.create(
+    if changed and price.observed_at is not None:
+        # A reading of a moment already recorded is a correction of that reading (a fixture
+        # fixed under the same date): its history row is corrected, not doubled.
+        PriceObservation.objects.update_or_create(
             offer=offer,
-            price_per_hour=hourly,
-            currency=price.currency,
             observed_at=price.observed_at,
+            defaults={"price_per_hour": hourly, "currency": price.currency},
+        )
+    elif changed:
+        PriceObservation.objects.create(
+            offer=offer, price_per_hour=hourly, currency=price.currency, observed_at=None
         )
     counts.add("offer", "updated")
 

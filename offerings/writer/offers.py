@@ -25,6 +25,7 @@ from offerings.models import (
 from offerings.money import GPU_HOUR_PLACES, RateTable, gpu_hour_usd
 from offerings.schemas import ScrapeBatch
 from offerings.writer.runs import last_good_run
+from offerings.writer.standing import held_sql, scraped_rank
 
 # An offer a good run did not return is retired only after this many consecutive good runs.
 RETIRE_AFTER_MISSING_RUNS = 2
@@ -219,18 +220,10 @@ def _stage(cursor, rows: Iterable[tuple], protected: Iterable[tuple]) -> None:
 
 
 _PRICE_LOCKED = "o.locked_fields && ARRAY['price_per_hour', 'currency']::varchar(64)[]"
-# Which reading stands (docs/data.md): a stored price read later than this run's (or a dated
-# one against this run's undated reading) by the same source stays; an undated price never
-# replaces a dated one, and an older one never replaces a newer one. Between two undated
-# readings the provider's own price data read by its scraper outranks the curated catalog's, and
-# `load_catalog` leaves it in turn (`_stands` in curated.py), so neither undoes the other. A
-# price a price source supplied is no reason to hold the provider's own.
-_HELD = (
-    "(o.source = %(source)s AND o.observed_at IS NOT NULL "
-    "AND ({new} IS NULL OR {new} < o.observed_at))"
-)
-_HELD_STAGED = _HELD.format(new="s.observed_at")
-_HELD_MERGED = _HELD.format(new="EXCLUDED.observed_at")
+# Which reading stands (offerings/writer/standing.py): where the stored reading holds against
+# this run's, the offer keeps its price, source and date.
+_HELD_STAGED = held_sql("s.observed_at")
+_HELD_MERGED = held_sql("EXCLUDED.observed_at")
 # Scraped prices are observed when the run read them; a replay passes its recording's date.
 LIVE = object()
 
@@ -269,7 +262,7 @@ def _merge(
         WHERE o.instance_id = s.instance_id AND o.region_id = s.region_id
           AND o.kind = s.kind AND o.term_months = s.term_months
         """,
-        {"source": source},
+        {"source": source, "rank": scraped_rank(source)},
     )
     # 2. The merge: one INSERT ... ON CONFLICT on the natural key, sparing locked fields.
     cursor.execute(
@@ -297,9 +290,8 @@ def _merge(
             origin = CASE WHEN {_PRICE_LOCKED} OR {_HELD_MERGED} THEN o.origin ELSE EXCLUDED.origin END,
             source = CASE WHEN {_PRICE_LOCKED} OR {_HELD_MERGED} THEN o.source ELSE EXCLUDED.source END,
             basis = CASE WHEN {_PRICE_LOCKED} OR {_HELD_MERGED} THEN o.basis ELSE EXCLUDED.basis END,
-            observed_at = CASE WHEN {_PRICE_LOCKED} THEN o.observed_at
-                WHEN o.source <> EXCLUDED.source THEN EXCLUDED.observed_at
-                ELSE GREATEST(o.observed_at, EXCLUDED.observed_at) END,
+            observed_at = CASE WHEN {_PRICE_LOCKED} OR {_HELD_MERGED} THEN o.observed_at
+                ELSE EXCLUDED.observed_at END,
             available = CASE WHEN 'available' = ANY(o.locked_fields) THEN o.available
                 ELSE EXCLUDED.available END,
             is_active = CASE WHEN 'is_active' = ANY(o.locked_fields) THEN o.is_active
@@ -309,7 +301,12 @@ def _merge(
         """,
         # The provider's own price data is the provider's statement; a price source's is a
         # third party's.
-        {"now": now, "source": source, "basis": "third-party" if source else "provider"},
+        {
+            "now": now,
+            "source": source,
+            "rank": scraped_rank(source),
+            "basis": "third-party" if source else "provider",
+        },
     )
     # 3. History: a row only where the stored price changed (new offers included).
     cursor.execute(
@@ -373,9 +370,9 @@ def _merge(
 
 
 def _move_foreign_rows_to_checks(cursor, run: ScrapeRun, now, source: str) -> int:
-    """A price source never writes an offer another source supplies (the provider's scraper,
-    the curated catalog, a curator): its reading of such an offer becomes a check, and the row
-    leaves the stage. Returns how many rows were held back."""
+    """A price source's reading of an offer another writer holds (the provider's scraper, the
+    curated catalog, a curator) and that does not replace it (a lock, or the rule of
+    `standing`) becomes a check, and the row leaves the stage. Returns how many were held back."""
     offer = Offer._meta.db_table
     check = PriceCheck._meta.db_table
     cursor.execute(
@@ -388,12 +385,13 @@ def _move_foreign_rows_to_checks(cursor, run: ScrapeRun, now, source: str) -> in
         JOIN {offer} o ON o.instance_id = s.instance_id AND o.region_id = s.region_id
                       AND o.kind = s.kind AND o.term_months = s.term_months
         WHERE o.is_active AND (o.source <> %(source)s OR o.origin <> 'scraper')
+          AND ({_PRICE_LOCKED} OR {_HELD_STAGED})
         ON CONFLICT ON CONSTRAINT pricecheck_one_per_source DO UPDATE SET
             price_per_hour = EXCLUDED.price_per_hour, currency = EXCLUDED.currency,
             observed_at = EXCLUDED.observed_at, source_url = EXCLUDED.source_url,
             run_id = EXCLUDED.run_id, read_at = EXCLUDED.read_at
         """,
-        {"source": source, "run": run.pk, "now": now},
+        {"source": source, "rank": scraped_rank(source), "run": run.pk, "now": now},
     )
     cursor.execute(
         f"""
@@ -401,8 +399,9 @@ def _move_foreign_rows_to_checks(cursor, run: ScrapeRun, now, source: str) -> in
         WHERE o.instance_id = s.instance_id AND o.region_id = s.region_id
           AND o.kind = s.kind AND o.term_months = s.term_months
           AND o.is_active AND (o.source <> %(source)s OR o.origin <> 'scraper')
+          AND ({_PRICE_LOCKED} OR {_HELD_STAGED})
         """,
-        {"source": source},
+        {"source": source, "rank": scraped_rank(source)},
     )
     return cursor.rowcount
 
@@ -457,14 +456,15 @@ def upsert_offers(
     queued for review.
 
     A price source's run (its provider row is of kind `price-source`) writes offers of the
-    providers its rows name (`ScrapedOffer.provider`), marked as its own: it fills only offers
-    no other source supplies, keeps its reading of the others as checks, retires only its own
-    offers, and queues no SKU for review (the SKUs are the providers' own names).
+    providers its rows name (`ScrapedOffer.provider`), marked as its own: it writes an offer
+    another writer holds only where its reading stands (`standing`: dated and newer), keeps
+    its reading of the others as checks, retires only its own offers, and queues no SKU for
+    review (the SKUs are the providers' own names).
 
     `observed_at` is when the prices were read at their source: the run's time for a live
     run; a replay passes its recording's date, or None when the recording shows none ("date
-    unknown"). A price held from a later reading, or a dated one held against an undated
-    reading, is kept.
+    unknown"). Which reading stands is `standing`'s rule: a price held from a later reading, or
+    a dated one held against an undated reading, is kept, whichever writer holds it.
     """
     provider = run.provider
     source = provider.slug if provider.kind == Provider.Kind.PRICE_SOURCE else ""

@@ -179,7 +179,7 @@ def test_a_provider_source_wins_and_the_disagreement_is_kept_as_a_check(settings
     _refresh(_serve(files)[0], settings)
     filled = Offer.objects.get(region__code="us-east-1", instance__slug="p6-b200-48xlarge")
     assert (filled.source, filled.basis) == ("skypilot", "third-party")
-    # The provider's own run replaces it, whatever the dates, and the provider states it.
+    # The provider's own run (dated: read now) replaces the undated reading; the provider states it.
     writer.upsert_offers(writer.start_scrape_run(aws), own)
     offer = Offer.objects.get(region__code="us-east-1", instance__slug="p6-b200-48xlarge")
     assert (offer.source, offer.price_per_hour, offer.basis) == ("", Decimal("60"), "provider")
