@@ -129,31 +129,6 @@ def env_list(
     return items
 
 
-def env_ints(
-    name: str,
-    default: Iterable[int] | _Missing = REQUIRED,
-    *,
-    count: int,
-    minimum: int | None = None,
-    environ: Environ = None,
-) -> tuple[int, ...]:
-    """Return exactly `count` comma-separated whole numbers, each at least `minimum` if given."""
-    value = _raw(name, environ)
-    if value is None:
-        return tuple(_unset(name, default))
-    try:
-        numbers = tuple(int(item.strip()) for item in value.split(","))
-    except ValueError:
-        raise ImproperlyConfigured(
-            f"{name} must be {count} comma-separated whole numbers, got {value!r}"
-        ) from None
-    if len(numbers) != count:
-        raise ImproperlyConfigured(f"{name} must be {count} comma-separated whole numbers")
-    if minimum is not None and any(number < minimum for number in numbers):
-        raise ImproperlyConfigured(f"{name}: each number must be at least {minimum}")
-    return numbers
-
-
 def env_choice(
     name: str,
     choices: tuple[str, ...],

@@ -20,7 +20,6 @@ from gpucatalog.env import (
     env_emails,
     env_file_text,
     env_int,
-    env_ints,
     env_list,
     env_minutes_by_slug,
     env_origins,
@@ -156,13 +155,6 @@ TEMPLATES = [
 # -- Database --------------------------------------------------------------------------------------
 DATABASES = {"default": database_from_env()}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
-
-# -- Garbage collector -----------------------------------------------------------------------------
-# gc.set_threshold for every process that starts Django (offerings/apps.py). Rendering one page of
-# rows allocates a few hundred thousand short-lived objects; at Python's default (2000, 10, 10) that
-# sets off a full collection of the whole process every few renders, and those make the slowest
-# renders (bench/RESULTS.md). GC_THRESHOLDS=2000,10,10 restores Python's default.
-GC_THRESHOLDS = env_ints("GC_THRESHOLDS", (10000, 50, 100), count=3, minimum=1)
 
 # -- Cache, rate limits and locks: Redis when REDIS_URL is set, local memory otherwise -------------
 REDIS_URL = env_url("REDIS_URL", ("redis", "rediss", "unix"), None)

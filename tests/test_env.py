@@ -14,7 +14,6 @@ from gpucatalog.env import (
     env_emails,
     env_file_text,
     env_int,
-    env_ints,
     env_list,
     env_minutes_by_slug,
     env_origins,
@@ -85,30 +84,6 @@ def test_an_unset_variable_takes_its_default_unchanged():
 def test_a_missing_required_variable_is_named(parser):
     with pytest.raises(ImproperlyConfigured, match="SECRET_KEY is required but not set"):
         parser("SECRET_KEY", environ={"SECRET_KEY": ""})
-
-
-@pytest.mark.parametrize(
-    ("value", "message"),
-    [
-        ("10000,50", "GC must be 3 comma-separated whole numbers"),
-        ("10000,x,100", "GC must be 3 comma-separated whole numbers, got '10000,x,100'"),
-        ("10000,0,100", "GC: each number must be at least 1"),
-    ],
-)
-def test_a_list_of_whole_numbers_is_read_strictly(value, message):
-    with pytest.raises(ImproperlyConfigured, match=message):
-        env_ints("GC", (1, 2, 3), count=3, minimum=1, environ={"GC": value})
-
-
-def test_a_list_of_whole_numbers_parses_and_defaults():
-    assert env_ints("GC", (1, 2, 3), count=3, environ={"GC": " 5, 6 ,7"}) == (5, 6, 7)
-    assert env_ints("GC", (1, 2, 3), count=3, environ={}) == (1, 2, 3)
-
-
-def test_the_collector_runs_with_the_configured_thresholds():
-    import gc
-
-    assert gc.get_threshold() == settings.GC_THRESHOLDS == (10000, 50, 100)
 
 
 def test_range_and_choice_limits_are_enforced():
