@@ -22,7 +22,7 @@ from pathlib import Path
 from bench.common import ROOT, VAR, bench_env
 
 GUNICORN = str(ROOT / ".venv" / "bin" / "gunicorn")
-ASGI_WORKER = "uvicorn.workers.UvicornWorker"
+ASGI_WORKER = "uvicorn_worker.UvicornWorker"
 
 
 def free_port() -> int:

@@ -249,9 +249,18 @@ def database_from_env(environ: Environ = None) -> dict[str, Any]:
             f"{scheme!r}; SQLite and others are not supported"
         )
     # The site runs under an ASGI server, where each request's synchronous code runs in a thread
-    # of its own: a connection kept for reuse would never be reused, only left open. So each
-    # request closes its own (0) unless DATABASE_CONN_MAX_AGE says otherwise (docs/operations.md).
+    # of its own: a connection kept for reuse by its thread would never be reused, only left open.
+    # So a process keeps a pool of open connections (psycopg_pool, Django's `pool` option) that
+    # each request borrows and gives back, up to DATABASE_POOL_MAX_SIZE; 0 turns the pool off,
+    # and then each request opens its own and closes it (DATABASE_CONN_MAX_AGE 0, the default)
+    # or keeps it for that many seconds (docs/operations.md).
     max_age = env_int("DATABASE_CONN_MAX_AGE", 0, minimum=0, environ=environ)
+    pool_size = env_int("DATABASE_POOL_MAX_SIZE", 0 if max_age else 16, minimum=0, environ=environ)
+    if pool_size and max_age:
+        raise ImproperlyConfigured(
+            "DATABASE_CONN_MAX_AGE keeps connections without the pool: set "
+            "DATABASE_POOL_MAX_SIZE=0 with it, or leave DATABASE_CONN_MAX_AGE at 0"
+        )
     try:
         config: dict[str, Any] = dict(
             dj_database_url.parse(url, conn_max_age=max_age, conn_health_checks=max_age > 0)
@@ -264,7 +273,11 @@ def database_from_env(environ: Environ = None) -> dict[str, Any]:
     # A database host that stops answering fails a connection after this many seconds instead
     # of the operating system's TCP timeout (minutes), so /healthz and workers notice quickly.
     options = config.setdefault("OPTIONS", {})
-    options["connect_timeout"] = env_int("DATABASE_CONNECT_TIMEOUT", 5, minimum=1, environ=environ)
+    connect_timeout = env_int("DATABASE_CONNECT_TIMEOUT", 5, minimum=1, environ=environ)
+    options["connect_timeout"] = connect_timeout
+    if pool_size:
+        # A request waits at most as long for a free connection as for a new one.
+        options["pool"] = {"min_size": 1, "max_size": pool_size, "timeout": connect_timeout}
     # PostgreSQL's JIT compiles any plan its estimate calls costly; the listing's facet counts
     # (a dozen EXISTS subqueries) are such plans but run in milliseconds, and compiling them
     # took seconds. Off for this site's sessions, unless DATABASE_URL's own `options` names jit.

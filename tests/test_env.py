@@ -208,6 +208,14 @@ def test_sqlite_is_refused_as_a_database():
             {"DATABASE_URL": "postgres://u@db.example/db", "DATABASE_CONNECT_TIMEOUT": "0"},
             "DATABASE_CONNECT_TIMEOUT must be at least 1",
         ),
+        (
+            {
+                "DATABASE_URL": "postgres://u@db.example/db",
+                "DATABASE_CONN_MAX_AGE": "60",
+                "DATABASE_POOL_MAX_SIZE": "4",
+            },
+            "set DATABASE_POOL_MAX_SIZE=0 with it",
+        ),
     ],
 )
 def test_a_bad_database_url_is_refused_with_the_variable_named(environ, message):
@@ -220,6 +228,18 @@ def test_a_postgres_url_becomes_the_postgresql_backend():
     assert config["ENGINE"] == "django.db.backends.postgresql"
     assert (config["HOST"], config["PORT"], config["NAME"]) == ("db.example", 6543, "catalog")
     assert config["OPTIONS"]["connect_timeout"] == 5
+
+
+def test_each_process_pools_its_connections_unless_told_otherwise():
+    url = {"DATABASE_URL": "postgres://u@db.example/db"}
+    config = database_from_env(url)
+    assert config["OPTIONS"]["pool"] == {"min_size": 1, "max_size": 16, "timeout": 5}
+    assert config["CONN_MAX_AGE"] == 0  # Django refuses persistent connections with a pool
+    sized = database_from_env(url | {"DATABASE_POOL_MAX_SIZE": "3"})
+    assert sized["OPTIONS"]["pool"]["max_size"] == 3
+    for off in ({"DATABASE_POOL_MAX_SIZE": "0"}, {"DATABASE_CONN_MAX_AGE": "60"}):
+        assert "pool" not in database_from_env(url | off)["OPTIONS"]
+    assert database_from_env(url | {"DATABASE_CONN_MAX_AGE": "60"})["CONN_MAX_AGE"] == 60
 
 
 def test_database_sessions_run_without_postgresql_jit_unless_the_url_asks_for_it():
