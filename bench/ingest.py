@@ -172,9 +172,10 @@ WITH src AS (
     INSERT INTO offerings_offer AS o (
         instance_id, region_id, kind, term_months, price_per_hour, currency,
         price_per_gpu_hour_usd, exchange_rate_date, available, observed_at, first_seen_at,
-        last_seen_at, missing_runs, is_active, origin, source_url, source, locked_fields)
+        last_seen_at, missing_runs, is_active, origin, source_url, source, basis, locked_fields)
     SELECT instance_id, region_id, kind, term_months, price_per_hour, currency, per_gpu, NULL,
-           available, %(now)s, %(now)s, %(now)s, 0, true, 'scraper', source_url, '', '{}'
+           available, %(now)s, %(now)s, %(now)s, 0, true, 'scraper', source_url, '', 'provider',
+           '{}'
     FROM src
     ON CONFLICT ON CONSTRAINT offer_natural_key DO UPDATE SET
         price_per_hour = EXCLUDED.price_per_hour,
