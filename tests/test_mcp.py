@@ -216,3 +216,38 @@ def test_the_host_check_names_this_site(settings):
     assert "localhost" in _security().allowed_hosts
     settings.ALLOWED_HOSTS = ["*"]
     assert _security().enable_dns_rebinding_protection is False
+
+
+def test_a_tool_result_is_kept_under_the_data_version_and_rebuilt_after_a_write(
+    catalog, settings, django_assert_num_queries
+):
+    from django.core.cache import cache
+
+    from offerings.agents.tools import TOOLS, kept_result
+    from offerings.models import Provider
+
+    settings.PAGE_CACHE_SECONDS = 300
+    cache.clear()
+    spec = next(tool for tool in TOOLS if tool.name == "list_providers")
+    first = kept_result(spec.name, {}, spec.body)
+    with django_assert_num_queries(1):  # the version read, then the kept result
+        assert kept_result(spec.name, {}, spec.body) == first
+    provider = Provider.objects.get(slug="aws")
+    Provider.objects.filter(pk=provider.pk).update(name="Amazon Web Services (renamed)")
+    after = kept_result(spec.name, {}, spec.body)
+    assert {"slug": "aws", "name": "Amazon Web Services (renamed)"}.items() <= next(
+        p for p in after["results"] if p["slug"] == "aws"
+    ).items()
+
+
+def test_a_tool_error_is_raised_again_not_kept(catalog, settings):
+    from django.core.cache import cache
+
+    from offerings.agents.tools import TOOLS, ArgumentError, kept_result
+
+    settings.PAGE_CACHE_SECONDS = 300
+    cache.clear()
+    spec = next(tool for tool in TOOLS if tool.name == "get_instance")
+    for _ in range(2):
+        with pytest.raises(ArgumentError):
+            kept_result(spec.name, {"instance": "no-such/type"}, spec.body)

@@ -205,10 +205,9 @@ def output_schemas(operations: dict[str, dict]) -> dict[str, dict]:
 
 
 def _tool(spec: tools.ToolSpec, operations: dict[str, dict], output_schema: dict) -> Tool:
-    body = tools.database_work(spec.body)
-
+    @tools.database_work
     def call(**arguments: Any) -> dict[str, Any]:
-        return body(**arguments)
+        return tools.kept_result(spec.name, arguments, spec.body)
 
     if spec.name in OWN_ARGUMENTS:
         parameters = OWN_ARGUMENTS[spec.name]

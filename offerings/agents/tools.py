@@ -15,10 +15,13 @@ host could be trusted.
 from __future__ import annotations
 
 import functools
+import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from django.conf import settings
+from django.core.cache import cache
 from django.db import close_old_connections
 from django.db.models import F
 from django.http import QueryDict
@@ -46,7 +49,13 @@ from offerings.planner.views import (
 from offerings.table.parameters import parse_instance_ids, parse_listing_query
 from offerings.table.rows import for_serializing, serialize_instance
 from offerings.table.views import page_slice, paginate
-from offerings.web.caching import site_url
+from offerings.web.caching import (
+    cache_period,
+    catalog_version,
+    digest_of,
+    site_url,
+    time_bucket,
+)
 
 #: Parameters of the endpoints that no tool takes: a download, and the pages' display currency.
 NOT_TOOL_ARGUMENTS = frozenset({"format", "currency"})
@@ -77,6 +86,22 @@ def _text(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     return str(value)
+
+
+def kept_result(name: str, arguments: dict[str, Any], build: Callable[..., dict]) -> dict:
+    """A tool's result, kept in the response cache's store under the data version and the time
+    bucket the call read, like a page: a write moves the version, so no result outlives its
+    data, and prices re-read as they age. The same call again sends the version read alone. A
+    tool error is raised, never kept. Links are on SITE_URL, so no request is part of the key."""
+    if not settings.PAGE_CACHE_SECONDS:
+        return build(**arguments)
+    call = json.dumps([name, arguments], sort_keys=True, default=str)
+    key = f"mcp:{catalog_version()}:{time_bucket()}:{digest_of(call)}"
+    result = cache.get(key)
+    if result is None:
+        result = build(**arguments)
+        cache.set(key, result, cache_period())
+    return result
 
 
 def database_work[T](fn: Callable[..., T]) -> Callable[..., T]:
