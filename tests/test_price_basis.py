@@ -129,3 +129,15 @@ def test_every_shipped_price_from_skypilots_catalog_is_a_third_partys(shipped):
     assert copied.exists()
     assert not copied.filter(basis="provider").exists()
     assert Offer.objects.filter(basis="provider").exists()
+
+
+def test_a_curators_basis_is_locked_and_the_same_writers_next_reading_keeps_it(curator):  # noqa: F811
+    offer = make_world()[Offer]
+    assert (offer.source, offer.basis) == ("", "provider")
+
+    response = submit(curator, offer, basis="third-party")
+
+    assert response.status_code == 302
+    offer.refresh_from_db()
+    assert offer.basis == "third-party"
+    assert "basis" in offer.locked_fields

@@ -115,6 +115,10 @@ class OfferAdmin(admin.ModelAdmin):
         return format_html('<a href="{}?offer={}">All observations</a>', url, obj.pk)
 
     def save_model(self, request, obj, form, change) -> None:
+        # A price typed in is a new reading, which later readings may replace (lock it to keep
+        # it); who states the price is the curator's judgement, kept from the writers' readings.
+        if change and "basis" in form.changed_data:
+            obj.locked_fields = writer.merge_locks(obj.locked_fields, ["basis"], Offer)
         writer.save_curator_offer(obj, form.changed_data, is_new=not change)
 
 

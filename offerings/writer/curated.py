@@ -345,6 +345,7 @@ def _relabel(offer: Offer, price: PriceIn) -> bool:
         and not offer.source
         and offer.source_url == str(price.source_url)
         and "price_per_hour" not in offer.locked_fields
+        and "basis" not in offer.locked_fields
     )
     if not same_reading or offer.basis == price.basis:
         return False
@@ -440,7 +441,9 @@ def record_catalog_price(
     offer.observed_at = price.observed_at
     offer.last_seen_at = max(offer.last_seen_at, price.observed_at or offer.last_seen_at)
     offer.source_url = str(price.source_url)
-    offer.basis = price.basis
+    if not own or "basis" not in offer.locked_fields:  # a curator's call on its own readings
+        offer.basis = price.basis
+    offer.origin = Offer.Origin.CATALOG  # the reading that stands is the catalog's now
     if "available" not in offer.locked_fields:
         offer.available = price.available
     offer.save()

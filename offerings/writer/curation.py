@@ -37,7 +37,7 @@ NOT_LOCKABLE = frozenset(
 )
 
 # Offers are scraper-owned; only these values make sense to pin by hand.
-OFFER_LOCKABLE = ("price_per_hour", "currency", "available", "source_url")
+OFFER_LOCKABLE = ("price_per_hour", "currency", "available", "source_url", "basis")
 
 
 def lockable_fields(model: type[models.Model]) -> list[str]:

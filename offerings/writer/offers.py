@@ -289,7 +289,12 @@ def _merge(
                 ELSE EXCLUDED.source_url END,
             origin = CASE WHEN {_PRICE_LOCKED} OR {_HELD_MERGED} THEN o.origin ELSE EXCLUDED.origin END,
             source = CASE WHEN {_PRICE_LOCKED} OR {_HELD_MERGED} THEN o.source ELSE EXCLUDED.source END,
-            basis = CASE WHEN {_PRICE_LOCKED} OR {_HELD_MERGED} THEN o.basis ELSE EXCLUDED.basis END,
+            basis = CASE WHEN {_PRICE_LOCKED} OR {_HELD_MERGED} THEN o.basis
+                -- a curator's call on who states the price stays while the same writer's
+                -- readings follow; another writer's reading comes with its own basis
+                WHEN 'basis' = ANY(o.locked_fields) AND o.source = EXCLUDED.source
+                    AND o.origin = EXCLUDED.origin THEN o.basis
+                ELSE EXCLUDED.basis END,
             observed_at = CASE WHEN {_PRICE_LOCKED} OR {_HELD_MERGED} THEN o.observed_at
                 ELSE EXCLUDED.observed_at END,
             available = CASE WHEN 'available' = ANY(o.locked_fields) THEN o.available

@@ -238,3 +238,30 @@ def test_a_fixture_corrected_under_the_same_date_replaces_its_own_reading(instan
     assert list(offer.history.values_list("price_per_hour", "observed_at")) == [
         (Decimal("95.00"), T0)
     ]
+
+
+def test_a_locked_basis_stays_through_the_same_writers_readings_only(provider, instance, region):
+    provider_run(provider, "80.00", observed_at=T0)
+    offer = Offer.objects.get(instance=instance, region=region)
+    Offer.objects.filter(pk=offer.pk).update(basis="third-party", locked_fields=["basis"])
+    provider_run(provider, "85.00", observed_at=LATER)
+    offer.refresh_from_db()
+    assert (offer.price_per_hour, offer.basis) == (Decimal("85.00"), "third-party")
+    # Another writer's newer reading replaces the reading, and brings its own basis.
+    catalog_price(instance, region, "90.00", observed_at=LATER + timedelta(days=1))
+    offer.refresh_from_db()
+    assert (offer.price_per_hour, offer.origin, offer.basis) == (
+        Decimal("90.00"),
+        "catalog",
+        "provider",
+    )
+
+
+def test_a_locked_basis_stays_through_the_fixtures_next_reading(instance, region):
+    catalog_price(instance, region, "90.00", observed_at=T0)
+    offer = Offer.objects.get(instance=instance, region=region)
+    Offer.objects.filter(pk=offer.pk).update(basis="third-party", locked_fields=["basis"])
+    catalog_price(instance, region, "90.00", observed_at=T0)  # a relabel would set provider
+    catalog_price(instance, region, "95.00", observed_at=LATER)
+    offer.refresh_from_db()
+    assert (offer.price_per_hour, offer.basis) == (Decimal("95.00"), "third-party")
