@@ -57,7 +57,9 @@ def to_markdown(html: str, page: str, page_url: str) -> str:
     main = soup.find("main") or soup.body or soup
     for tag in main.find_all(DROPPED):
         tag.decompose()
-    # `data-twin="skip"`: a part of the page that is only a form (the correction report).
+    # `data-twin="skip"`: a part of the page that only serves the browser: a form (the
+    # correction report), the table's compare ticks and their hints, the badge legend (the
+    # twin writes each fact's basis out in words).
     for tag in main.select(".skip, [hidden], [aria-hidden=true], [data-twin=skip]"):
         tag.decompose()
     seen: set[str] = set()
