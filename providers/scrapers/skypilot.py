@@ -261,6 +261,16 @@ def _gcp_gpus(name: str) -> tuple[str, int] | None:
 # on-demand.
 GCP_OTHER_MODEL_SHARE = Decimal("0.6")
 
+# Machine types GCP does not sell on demand at all, only as spot, through the Dynamic Workload
+# Scheduler or reserved: Google's table of consumption options by machine type
+# (cloud.google.com/compute/docs/accelerator-optimized-machines, "Consumption option availability
+# by machine type") as dstack's maintainers cite it: A4 in dstackai/dstack#3100 (2025-09-29), A4X,
+# A4 and A3 Ultra in dstackai/dstack#3162 (2025-10-08), A3 High below 8 GPUs in
+# dstackai/gpuhunt#176 (2025-09-13). SkyPilot's on-demand column for them holds whichever OnDemand-
+# typed SKU its fetcher met first: for a4-highgpu-8g, 90.216 (a DWS Calendar Mode rate, $11.28
+# per GPU-hour) in some regions and 64.44 in others. Their on-demand rows are left out.
+GCP_NOT_ON_DEMAND = re.compile(r"^(?:a4-highgpu-|a4x-|a3-ultragpu-|a3-highgpu-[124]g$)")
+
 
 def _gcp_other_model_rows(gpu_rows: dict[tuple, dict[str, str]]) -> set[tuple]:
     """The GPU rows whose on-demand price is another purchase model's (see above)."""
@@ -322,22 +332,28 @@ def _zone_prices(cloud: Cloud, rows: list[dict[str, str]], rejected: list[Reject
             if extra is None:
                 continue  # no GPU price row for this zone: the host price alone is not the price
         for kind, column in (("on-demand", "Price"), ("spot", "SpotPrice")):
-            if kind == "on-demand" and extra is not None and key in other_model:
-                if (name, region) not in left_out:
-                    left_out.add((name, region))
-                    rejected.append(
-                        RejectedRow(
-                            sku=name,
-                            provider=cloud.provider,
-                            reason=(
-                                f"{cloud.name} {region}: the {gpus[0]} x{gpus[1]} on-demand price "
-                                f"{extra.get('Price')} is under {GCP_OTHER_MODEL_SHARE:.0%} of "
-                                "that GPU's highest regional price: another purchase model "
-                                "(a DWS flex-start rate SkyPilot's fetcher matched); left out"
-                            ),
-                        )
+            if kind == "on-demand" and extra is not None:
+                if GCP_NOT_ON_DEMAND.match(name):
+                    why = (
+                        f"GCP does not sell {name} on demand (only spot, DWS or reserved), so "
+                        f"the on-demand price {extra.get('Price')} is another purchase model's"
                     )
-                continue
+                elif key in other_model:
+                    why = (
+                        f"the {gpus[0]} x{gpus[1]} on-demand price {extra.get('Price')} is under "
+                        f"{GCP_OTHER_MODEL_SHARE:.0%} of that GPU's highest regional price: "
+                        "another purchase model (a DWS flex-start rate SkyPilot's fetcher matched)"
+                    )
+                else:
+                    why = ""
+                if why:
+                    if (name, region) not in left_out:
+                        left_out.add((name, region))
+                        reason = f"{cloud.name} {region}: {why}; left out"
+                        rejected.append(
+                            RejectedRow(sku=name, provider=cloud.provider, reason=reason)
+                        )
+                    continue
             try:
                 price = _price(row.get(column))
                 if extra is not None:

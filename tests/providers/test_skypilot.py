@@ -271,10 +271,28 @@ def test_gcp_adds_the_gpu_row_of_the_same_zone_and_skips_a_host_without_one():
     assert got == {
         ("a3-highgpu-8g", "us-central1", "on-demand"): Decimal("43.06615"),
         ("a3-highgpu-8g", "us-central1", "spot"): Decimal("25.55326"),
-        # A4's host rows are 0.0: its whole price sits in the B200 row; no B200 spot price.
-        ("a4-highgpu-8g", "us-central1", "on-demand"): Decimal("64.44"),
     }
-    assert rejected == []
+    # A4's host rows are 0.0 and its whole price sits in the B200 row; GCP sells A4 only as
+    # spot, DWS or reserved, so an on-demand column is another purchase model's; no spot here.
+    assert [(r.sku, r.reason.split(":")[0]) for r in rejected] == [
+        ("a4-highgpu-8g", "gcp us-central1")
+    ]
+    assert "does not sell a4-highgpu-8g on demand" in rejected[0].reason
+
+
+@pytest.mark.usefixtures("shipped")
+def test_gcp_types_not_sold_on_demand_keep_spot_and_lose_their_on_demand_rows(settings):
+    """The recording's real rows: a4-highgpu-8g on demand at 90.216 in us-central1 and 64.44 in
+    us-east4, a3-highgpu-2g and a3-ultragpu-8g on demand too, none of which GCP sells so."""
+    run = _refresh(_serve(SKYPILOT_FILES)[0], settings, clouds=("gcp",))
+    assert run.status == "succeeded", run.error_messages
+    left_out = {row["sku"] for row in run.rejected_rows if "on demand" in row["reason"]}
+    assert {"a4-highgpu-8g", "a3-highgpu-2g", "a3-ultragpu-8g"} <= left_out
+    gcp = Offer.objects.filter(instance__provider__slug="gcp", source="skypilot")
+    for slug in ("a4-highgpu-8g", "a3-highgpu-2g", "a3-highgpu-4g", "a3-ultragpu-8g"):
+        assert not gcp.filter(instance__slug=slug, kind="on-demand").exists(), slug
+    assert gcp.filter(instance__slug="a4-highgpu-8g", kind="spot").exists()
+    assert gcp.filter(instance__slug="a3-highgpu-8g", kind="on-demand").exists()
 
 
 @pytest.mark.usefixtures("catalog")
