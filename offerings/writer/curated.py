@@ -18,7 +18,6 @@ from offerings.models import (
     CollectiveResult,
     ExchangeRate,
     Fabric,
-    FactBasis,
     GpuLink,
     GpuModel,
     InstanceType,
@@ -406,7 +405,7 @@ def record_catalog_price(
         and str(price.source_url) == offer.source_url
         and ("available" in offer.locked_fields or price.available == offer.available)
     )
-    new_rank = standing.PROVIDER_PAGE if price.basis == FactBasis.PROVIDER else standing.CURATED
+    new_rank = standing.rank(Offer.Origin.CATALOG, "", price.basis)
     if "price_per_hour" in offer.locked_fields or (
         again or not (revived or standing.stands(price.observed_at, new_rank, own, offer))
     ):
@@ -433,7 +432,6 @@ def record_catalog_price(
             },
         )
         offer.source = ""
-        offer.origin = Offer.Origin.CATALOG
     offer.price_per_hour = hourly
     offer.currency = price.currency
     offer.price_per_gpu_hour_usd = per_gpu

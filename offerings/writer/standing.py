@@ -46,14 +46,8 @@ def stands(observed_at: datetime | None, new_rank: int, same_writer: bool, offer
     held = offer.observed_at
     if not same_writer and not offer.is_active:
         return True
-    if observed_at is not None and held is not None:
-        if observed_at != held:
-            return observed_at > held
-        return same_writer or new_rank > rank(offer.origin, offer.source, offer.basis)
-    if observed_at is not None:
-        return True
-    if held is not None:
-        return False
+    if observed_at != held:  # a date against none, or two different dates
+        return held is None or (observed_at is not None and observed_at > held)
     return same_writer or new_rank > rank(offer.origin, offer.source, offer.basis)
 
 
@@ -71,14 +65,11 @@ def held_sql(new: str) -> str:
     at the SQL expression `new`: `not stands(...)`, for a run whose writer is the parameters
     `%(source)s` (the price source's slug, "" for the provider's own scraper) and `%(rank)s`."""
     same = f"(o.origin = '{Offer.Origin.SCRAPER}' AND o.source = %(source)s)"
-    ranks_above = f"({same} OR %(rank)s > {_RANK_SQL})"
     return (
         f"(CASE WHEN NOT o.is_active AND NOT {same} THEN false "
-        f"WHEN {new} IS NOT NULL AND o.observed_at IS NOT NULL THEN "
-        f"CASE WHEN {new} <> o.observed_at THEN {new} < o.observed_at ELSE NOT {ranks_above} END "
-        f"WHEN {new} IS NOT NULL THEN false "
-        f"WHEN o.observed_at IS NOT NULL THEN true "
-        f"ELSE NOT {ranks_above} END)"
+        f"WHEN {new} IS DISTINCT FROM o.observed_at THEN "
+        f"{new} IS NULL OR (o.observed_at IS NOT NULL AND {new} < o.observed_at) "
+        f"ELSE NOT ({same} OR %(rank)s > {_RANK_SQL}) END)"
     )
 
 

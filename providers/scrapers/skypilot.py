@@ -290,6 +290,24 @@ def _gcp_other_model_rows(gpu_rows: dict[tuple, dict[str, str]]) -> set[tuple]:
     }
 
 
+def _other_model(name: str, gpus: tuple[str, int], gpu_row: dict, low: bool) -> str | None:
+    """Why a GCP type's on-demand price is another purchase model's (None: it is on demand):
+    a type GCP does not sell on demand, or a GPU row priced like DWS (`low`, see above)."""
+    price = gpu_row.get("Price")
+    if GCP_NOT_ON_DEMAND.match(name):
+        return (
+            f"GCP does not sell {name} on demand (only spot, DWS or reserved), so the on-demand "
+            f"price {price} is another purchase model's"
+        )
+    if low:
+        return (
+            f"the {gpus[0]} x{gpus[1]} on-demand price {price} is under "
+            f"{GCP_OTHER_MODEL_SHARE:.0%} of that GPU's highest regional price: another purchase "
+            "model (a DWS flex-start rate SkyPilot's fetcher matched)"
+        )
+    return None
+
+
 @dataclass
 class _Reading:
     """The lowest price per (type, region, kind) over the zones of a region."""
@@ -331,29 +349,14 @@ def _zone_prices(cloud: Cloud, rows: list[dict[str, str]], rejected: list[Reject
             extra = gpu_rows.get(key) if key else None
             if extra is None:
                 continue  # no GPU price row for this zone: the host price alone is not the price
+        why = None if extra is None else _other_model(name, gpus, extra, key in other_model)
         for kind, column in (("on-demand", "Price"), ("spot", "SpotPrice")):
-            if kind == "on-demand" and extra is not None:
-                if GCP_NOT_ON_DEMAND.match(name):
-                    why = (
-                        f"GCP does not sell {name} on demand (only spot, DWS or reserved), so "
-                        f"the on-demand price {extra.get('Price')} is another purchase model's"
-                    )
-                elif key in other_model:
-                    why = (
-                        f"the {gpus[0]} x{gpus[1]} on-demand price {extra.get('Price')} is under "
-                        f"{GCP_OTHER_MODEL_SHARE:.0%} of that GPU's highest regional price: "
-                        "another purchase model (a DWS flex-start rate SkyPilot's fetcher matched)"
-                    )
-                else:
-                    why = ""
-                if why:
-                    if (name, region) not in left_out:
-                        left_out.add((name, region))
-                        reason = f"{cloud.name} {region}: {why}; left out"
-                        rejected.append(
-                            RejectedRow(sku=name, provider=cloud.provider, reason=reason)
-                        )
-                    continue
+            if kind == "on-demand" and why:
+                if (name, region) not in left_out:
+                    left_out.add((name, region))
+                    reason = f"{cloud.name} {region}: {why}; left out"
+                    rejected.append(RejectedRow(sku=name, provider=cloud.provider, reason=reason))
+                continue
             try:
                 price = _price(row.get(column))
                 if extra is not None:
