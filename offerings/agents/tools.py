@@ -97,11 +97,7 @@ def kept_result(name: str, arguments: dict[str, Any], build: Callable[..., dict]
         return build(**arguments)
     call = json.dumps([name, arguments], sort_keys=True, default=str)
     key = f"mcp:{catalog_version()}:{time_bucket()}:{digest_of(call)}"
-    result = cache.get(key)
-    if result is None:
-        result = build(**arguments)
-        cache.set(key, result, cache_period())
-    return result
+    return cache.get_or_set(key, lambda: build(**arguments), cache_period())
 
 
 def database_work[T](fn: Callable[..., T]) -> Callable[..., T]:

@@ -132,12 +132,7 @@ def versioned_value[T](request: HttpRequest, name: str, build: Callable[[], T]) 
     version = getattr(request, "catalog_version", None)
     if version is None or not settings.PAGE_CACHE_SECONDS:
         return build()
-    key = f"data:{version}:{name}"
-    value = cache.get(key)
-    if value is None:
-        value = build()
-        cache.set(key, value, settings.PAGE_CACHE_SECONDS)
-    return value
+    return cache.get_or_set(f"data:{version}:{name}", build, settings.PAGE_CACHE_SECONDS)
 
 
 def render_limited(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
