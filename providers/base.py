@@ -130,6 +130,10 @@ def snippet(data: bytes, limit: int = 160) -> str:
     return repr(text[:limit] + ("..." if len(text) > limit else ""))
 
 
+# How close to on-demand a spot price may come before it is taken for on-demand itself: 0.01%.
+SPOT_SAME_AS_ON_DEMAND = Decimal("0.0001")
+
+
 def spot_at_or_above_on_demand(
     offers: Iterable[ScrapedOffer],
 ) -> tuple[list[ScrapedOffer], list[RejectedRow]]:
@@ -137,8 +141,11 @@ def spot_at_or_above_on_demand(
 
     A spot price is a discount on on-demand capacity; one at or above it is a known defect of
     the source (SkyPilot's Azure and AWS spot columns match the wrong meter for some types, and
-    Azure's H100 spot meters repeat on-demand). The reading is named on the run, not kept as a
-    price, and it protects nothing: an earlier spot offer it would have refreshed retires.
+    Azure's H100 spot meters repeat on-demand). "At" allows for rounding: AWS states spot to four
+    decimals, so SkyPilot's g5.48xlarge spot 21.1776 in ap-southeast-2 is its on-demand 21.17764
+    cut short. Anything within SPOT_SAME_AS_ON_DEMAND of on-demand counts as equal; no real spot
+    discount is that small. The reading is named on the run, not kept as a price, and it
+    protects nothing: an earlier spot offer it would have refreshed retires.
     """
     offers = list(offers)
 
@@ -157,7 +164,11 @@ def spot_at_or_above_on_demand(
     rejected: list[RejectedRow] = []
     for offer in offers:
         ceiling = on_demand.get(key(offer))
-        if offer.kind == "spot" and ceiling is not None and spot[key(offer)] >= ceiling:
+        if (
+            offer.kind == "spot"
+            and ceiling is not None
+            and spot[key(offer)] >= ceiling * (1 - SPOT_SAME_AS_ON_DEMAND)
+        ):
             rejected.append(
                 RejectedRow(
                     sku=offer.sku,

@@ -623,5 +623,9 @@ def test_the_about_page_reports_the_dated_share_and_never_calls_a_replay_a_refre
     body = client.get("/about/data/").content.decode()
     assert f"Of the {current.count()} current prices, {dated} (" in body
     assert "not refreshed from an API yet" in body  # the replay is no refresh
+    # Each provider's newest date stands beside how many of its prices have one at all.
+    listed = current.filter(instance__provider=aws, instance__is_active=True)
+    aws_dated = listed.filter(observed_at__isnull=False).count()
+    assert f"{aws_dated} of {listed.count()}" in body
     page = client.get("/providers/aws/").content.decode()
     assert "a replay of the recording tests/providers/recordings/aws, not a refresh" in page

@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from offerings import writer
-from offerings.models import Offer, PriceCheck, Provider, ScrapeRun
+from offerings.models import Offer, PriceCheck, PriceObservation, Provider, ScrapeRun
 from offerings.schemas import ScrapeBatch, ScrapedOffer
 from providers.base import ScrapeError
 from providers.http import make_client, no_sleep
@@ -429,6 +429,12 @@ def test_a_file_cut_inside_its_last_row_fails_and_changes_no_price(settings):
     assert "ends inside a row" in run.error_messages[0]
     assert "cut short" in run.error_messages[0]
     assert _state() == before
+    history = PriceObservation.objects.count()
+    again = _refresh(_serve({"paperspace": cut})[0], settings, clouds=("paperspace",))
+    assert again.status == "failed"
+    assert (again.created, again.updated, again.retired) == (0, 0, 0)
+    assert _state() == before
+    assert PriceObservation.objects.count() == history
     assert not Offer.objects.filter(
         instance__provider__slug="paperspace", price_per_hour=Decimal("4")
     ).exists()
@@ -465,12 +471,14 @@ def test_one_file_cut_to_60_percent_is_rejected_though_the_total_passes_and_reti
     cut = dict(SKYPILOT_FILES, aws=_csv(lines[: int(len(lines) * 0.6)]))
     total_now = sum(len(body.splitlines()) - 1 for body in cut.values())
     assert total_now >= 0.8 * sum(first.parts.values())  # the old guard would have let it by
+    history = PriceObservation.objects.count()
     for _ in range(2):
         run = _refresh(_serve(cut)[0], settings, clouds=clouds)
         assert run.status == "rejected"
         assert "catalogs/v9/aws/vms.csv" in run.error_messages[0]
-        assert run.retired == 0
-    assert _state() == before
+        assert (run.created, run.updated, run.retired) == (0, 0, 0)
+        assert _state() == before
+        assert PriceObservation.objects.count() == history
 
 
 # -- known defects stop at the reader ------------------------------------------------------------
@@ -490,16 +498,21 @@ def test_spot_prices_at_or_above_on_demand_are_left_out_and_named_on_the_run(set
     assert any(
         r.startswith("ca-central-1: spot 63.296") and "on-demand 63.296" in r for r in reasons
     )
+    # AWS states spot to four decimals: on-demand 21.17764 cut to 21.1776 is on-demand still.
+    assert ("g5.48xlarge", "ap-southeast-2") in named
+    assert any(r.startswith("ap-southeast-2: spot 21.1776") for r in reasons)
     offers = Offer.objects.filter(is_active=True)
     on_demand = {
-        (o.instance_id, o.region_id): o.price_per_gpu_hour_usd
-        for o in offers.filter(kind="on-demand")
+        (o.instance_id, o.region_id): o.price_per_hour for o in offers.filter(kind="on-demand")
     }
+    # As the API shows them, rounded to four decimals, no spot price reaches on-demand.
+    four = Decimal("0.0001")
     dear = [
-        o
-        for o in offers.filter(kind="spot")
+        (o.instance.slug, o.region.code, o.price_per_hour)
+        for o in offers.filter(kind="spot").select_related("instance", "region")
         if (o.instance_id, o.region_id) in on_demand
-        and o.price_per_gpu_hour_usd >= on_demand[(o.instance_id, o.region_id)]
+        and o.price_per_hour.quantize(four)
+        >= on_demand[(o.instance_id, o.region_id)].quantize(four)
     ]
     assert dear == []
 
