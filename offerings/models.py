@@ -1421,14 +1421,19 @@ class Offer(models.Model):
         return self.stale_at(self.observed_at, now)
 
     @staticmethod
-    def stale_at(observed_at, now=None) -> bool:
+    def stale_cutoff(now=None):
+        """The moment before which a dated reading is stale at `now`."""
+        return (now or timezone.now()) - timedelta(hours=settings.PRICE_STALE_AFTER_HOURS)
+
+    @staticmethod
+    def stale_at(observed_at, now=None, *, cutoff=None) -> bool:
         """Whether a price read at `observed_at` is stale at `now` (for rows read as values): a
         dated price older than PRICE_STALE_AFTER_HOURS. An undated one is "date unknown", not
-        stale (nothing says how old it is)."""
-        now = now or timezone.now()
+        stale (nothing says how old it is). `cutoff`: `stale_cutoff(now)`, computed once for a
+        page of prices."""
         if observed_at is None:
             return False
-        return observed_at < now - timedelta(hours=settings.PRICE_STALE_AFTER_HOURS)
+        return observed_at < (cutoff or Offer.stale_cutoff(now))
 
 
 class PriceObservation(models.Model):

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import bisect
 import heapq
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from decimal import Decimal
 from typing import Any, NamedTuple
@@ -44,7 +44,6 @@ from offerings.estimator.estimation import (
 )
 from offerings.models import InstanceType, Offer
 from offerings.money import RateTable
-from offerings.table.rows import detail_path
 
 # The columns a ranking reads of each matching type (its chosen offer comes in one more query).
 SPEC_FIELDS = (
@@ -367,11 +366,10 @@ def links_of(row: InstanceType) -> tuple[GpuLinkSpec, FabricSpec]:
     )
 
 
-def instance_spec(
-    row: InstanceType, rates: RateTable, absolute: Callable[[str], str]
-) -> InstanceSpec:
+def instance_spec(row: InstanceType, rates: RateTable, url: str = "") -> InstanceSpec:
     """One listing row (with `row_offer` attached) as the estimator's plain data: the same
-    conversions as the ranking's values (`offerings.estimator.ranking`)."""
+    conversions as the ranking's values (`offerings.estimator.ranking`); `url` is the row's
+    detail page, where a result shows it."""
     offer = row.row_offer
     link, fabric = links_of(row)
     return InstanceSpec(
@@ -389,5 +387,5 @@ def instance_spec(
         if offer is not None
         else None,
         provider=row.provider.slug,
-        url=absolute(detail_path(row)),
+        url=url,
     )

@@ -76,6 +76,7 @@ from offerings.table.reference import listing_reference
 from offerings.table.rows import attach_row_offers
 from offerings.web.caching import absolute_url, cached_response
 from offerings.web.context import request_currency
+from offerings.web.paths import instance_paths
 
 #: Listing options that mean nothing here (the ranking is fixed): ignored. `page` and
 #: `page_size` are read as `/api/instances` reads them; `currency` is the page's money (the API
@@ -177,7 +178,8 @@ def full_records(
     if not ids:
         return {}, {}, {}, {}
     rows = attach_row_offers(query.listing.filterset.qs.filter(pk__in=ids))
-    specs = {row.pk: instance_spec(row, rates, absolute) for row in rows}
+    path_of = instance_paths()
+    specs = {row.pk: instance_spec(row, rates, absolute(path_of(row))) for row in rows}
     kinds = {row.pk: row.row_offer.kind for row in rows if row.row_offer is not None}
     result = estimate(specs.values(), query.job)
     records, phrases = {}, {}

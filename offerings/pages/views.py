@@ -45,6 +45,7 @@ from offerings.table.rows import (
 )
 from offerings.web.caching import cached_response, render_limited
 from offerings.web.context import request_currency
+from offerings.web.paths import attach_paths
 
 
 def _detail_context(
@@ -90,7 +91,7 @@ def _detail_context(
         "charted": charted,
         # The reference rate a charged amount was converted at (its date is shown).
         "rate_date": max((o.exchange_rate_date for o in converted), default=None),
-        "similar": with_display_prices(attach_row_offers(similar), rates, currency),
+        "similar": with_display_prices(attach_paths(attach_row_offers(similar)), rates, currency),
         "currency": currency,
         "display_rate": rates.display_rate(currency),
         "form": form or CorrectionForm(),
@@ -232,7 +233,7 @@ def gpu_detail(request: HttpRequest, slug: str) -> HttpResponse:
     for pk, key in matching.annotate(link_group=link_group()).values_list("pk", "link_group"):
         grouped.setdefault(labels[key], []).append(pk)
     shown = {pk for ids in grouped.values() for pk in ids[:GPU_PAGE_GROUP_ROWS]}
-    rows = attach_row_offers(matching.filter(pk__in=shown))
+    rows = attach_paths(attach_row_offers(matching.filter(pk__in=shown)))
     currency = request_currency(request)
     rates = RateTable()
     loaded = {row.pk: row for row in with_display_prices(rows, rates, currency)}
@@ -274,8 +275,10 @@ def provider_detail(request: HttpRequest, slug: str) -> HttpResponse:
     provider = get_object_or_404(
         Provider.objects.exclude(kind=Provider.Kind.PRICE_SOURCE), slug=slug
     )
-    rows = attach_row_offers(
-        parse_listing_query(QueryDict(f"provider={slug}&sort=gpu_count")).filterset.qs
+    rows = attach_paths(
+        attach_row_offers(
+            parse_listing_query(QueryDict(f"provider={slug}&sort=gpu_count")).filterset.qs
+        )
     )
     rates = RateTable()
     currency = request_currency(request)

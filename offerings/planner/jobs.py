@@ -84,7 +84,7 @@ def estimate_shapes(shapes: Iterable[Shape], job: Job, tokens_total: int | None 
     rates = RateTable()
     for shape in shapes:
         shape.instance.row_offer = shape.offer
-        spec = as_booked(instance_spec(shape.instance, rates, lambda path: path))
+        spec = as_booked(instance_spec(shape.instance, rates))
         if job.is_training:
             row = estimate_training(spec, job, shape.nodes)
             figures = {

@@ -27,6 +27,7 @@ from offerings.models import (
 )
 from offerings.money import RateTable
 from offerings.purchase import serialize_purchase_modes
+from offerings.web.paths import attach_paths
 
 FOUR_PLACES = Decimal("0.0001")
 USD = "USD"
@@ -56,8 +57,8 @@ class PriceRow(NamedTuple):
     source_url: str
     basis: str
 
-    def is_stale(self, now: datetime | None = None) -> bool:
-        return Offer.stale_at(self.observed_at, now)
+    def is_stale(self, now: datetime | None = None, *, cutoff: datetime | None = None) -> bool:
+        return Offer.stale_at(self.observed_at, now, cutoff=cutoff)
 
 
 def attach_price_rows(rows: list[InstanceType]) -> list[InstanceType]:
@@ -123,10 +124,10 @@ def attach_row_offers(instances: Iterable[InstanceType]) -> list[InstanceType]:
 def for_serializing(rows: Iterable[InstanceType]) -> list[InstanceType]:
     """Load what `serialize_instance` reads beyond `for_table()`, for a batch of rows in three
     queries: prices (as `PriceRow`s), curated purchase modes and published collective results;
-    then pick each row's price."""
+    then pick each row's price and build its links."""
     rows = attach_price_rows(list(rows))
     prefetch_related_objects(rows, purchase_modes_prefetch(), collective_results_prefetch())
-    return attach_row_offers(rows)
+    return attach_paths(attach_row_offers(rows))
 
 
 def collective_results_of(instance: InstanceType) -> list[CollectiveResult]:
@@ -167,10 +168,15 @@ def iso_utc(moment: datetime | None) -> str | None:
     """ISO-8601 in UTC with a Z, or None for a price whose source shows no date."""
     if moment is None:
         return None
-    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
+    if moment.tzinfo is not UTC:  # the database's own are already
+        moment = moment.astimezone(UTC)
+    return moment.isoformat().replace("+00:00", "Z")
 
 
-def serialize_offer(offer: PriceRow, gpu_count: int, rates: RateTable, now: datetime) -> dict:
+def serialize_offer(
+    offer: PriceRow, gpu_count: int, rates: RateTable, stale_cutoff: datetime
+) -> dict:
+    """The API's shape of one price; `stale_cutoff`: `Offer.stale_cutoff(now)`, once a page."""
     per_hour, per_gpu_hour = offer_usd(offer, gpu_count, rates)
     item = {
         "kind": offer.kind,
@@ -180,7 +186,7 @@ def serialize_offer(offer: PriceRow, gpu_count: int, rates: RateTable, now: date
         "price_per_gpu_hour": money(per_gpu_hour),
         "currency": USD,
         "observed_at": iso_utc(offer.observed_at),
-        "is_stale": offer.is_stale(now),
+        "is_stale": offer.is_stale(cutoff=stale_cutoff),
         "available": offer.available,
         "source_url": offer.source_url,
         "basis": offer.basis,
@@ -287,8 +293,10 @@ def detail_path(instance: InstanceType) -> str:
 def serialize_instance(
     instance: InstanceType, rates: RateTable, now: datetime, build_absolute_uri
 ) -> dict:
-    """The API's shape of one row (the README's public interface, "JSON API")."""
+    """The API's shape of one row (the README's public interface, "JSON API"), for a row
+    loaded by `for_serializing`."""
     count = instance.gpu_count
+    cutoff = Offer.stale_cutoff(now)
     row_offer = getattr(instance, "row_offer", None)
     gpu_link, gpu_link_basis = gpu_link_of(instance)
     return {
@@ -306,15 +314,15 @@ def serialize_instance(
         **general_network_of(instance),
         "gpu_link": gpu_link,
         "gpu_link_basis": gpu_link_basis,
-        "price": serialize_offer(row_offer, count, rates, now) if row_offer else None,
-        "prices": [serialize_offer(o, count, rates, now) for o in instance.current_offers],
+        "price": serialize_offer(row_offer, count, rates, cutoff) if row_offer else None,
+        "prices": [serialize_offer(o, count, rates, cutoff) for o in instance.current_offers],
         "purchase_modes": serialize_purchase_modes(instance),
         "collective_results": [
             serialize_collective_result(result) for result in collective_results_of(instance)
         ],
         "sources": sources_of(instance),
         "verified_at": instance.verified_at.isoformat() if instance.verified_at else None,
-        "url": build_absolute_uri(detail_path(instance)),
+        "url": build_absolute_uri(instance.detail_path),
     }
 
 

@@ -3,12 +3,11 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 
 from django.conf import settings
 from django.db.models import Count, QuerySet
-from django.http import HttpRequest, HttpResponse, JsonResponse, QueryDict
+from django.http import HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils import timezone
@@ -40,6 +39,8 @@ from offerings.table.rows import (
     with_display_prices,
 )
 from offerings.web.caching import absolute_url, cached_response
+from offerings.web.paths import attach_paths
+from offerings.web.responses import CatalogJSONResponse
 
 
 def paginate(listing: ListingQuery, count: int | None = None):
@@ -68,8 +69,7 @@ def export(request: HttpRequest, listing: ListingQuery, rates: RateTable) -> Htt
         body = render_csv(items, listing.options["currency"], rates)
         response = HttpResponse(body, content_type="text/csv; charset=utf-8")
     else:
-        body = json.dumps({"count": len(items), "results": items}, ensure_ascii=False)
-        response = HttpResponse(body, content_type="application/json")
+        response = CatalogJSONResponse({"count": len(items), "results": items})
     response["Content-Disposition"] = f'attachment; filename="gpucatalog-instances.{fmt}"'
     return response
 
@@ -180,7 +180,7 @@ def listing_context(
     page = paginate(listing, counts.total) if listing.is_valid else None
     currency = listing.options["currency"] if listing.is_valid else listing.default_currency
     compare_ids, compare_url = compare_selection(request.GET)
-    rows = attach_row_offers(page_slice(listing, page)) if page else []
+    rows = attach_paths(attach_row_offers(page_slice(listing, page))) if page else []
     with_display_prices(rows, rates, currency)
     form = listing.filterset.form
     for name, messages in listing.errors.items():
@@ -271,4 +271,4 @@ def api_instances(request: HttpRequest) -> HttpResponse:
         query["page"] = page.next_page_number()
         next_url = absolute_url(request, f"{request.path}?{query.urlencode()}")
     body = {"count": page.paginator.count, "next": next_url, "results": results}
-    return JsonResponse(body, json_dumps_params={"ensure_ascii": False})
+    return CatalogJSONResponse(body)

@@ -19,7 +19,7 @@ from offerings.estimator.ranking import (
 )
 from offerings.estimator.views import parse_estimate_query
 from offerings.money import RateTable
-from offerings.table.rows import attach_row_offers
+from offerings.table.rows import attach_row_offers, detail_path
 
 QUERIES = [
     "params_b=70&mode=train-fsdp&nodes=1&nodes=2&nodes=4&nodes=8",
@@ -36,7 +36,7 @@ def full_run(params: str) -> list[dict]:
     rates = RateTable()
     absolute = RequestFactory().get("/").build_absolute_uri
     rows = attach_row_offers(query.listing.filterset.qs)
-    specs = [instance_spec(row, rates, absolute) for row in rows]
+    specs = [instance_spec(row, rates, absolute(detail_path(row))) for row in rows]
     results = [rounded(r.to_dict()) for r in estimate(specs, query.job).results]
     results.sort(key=lambda r: rank_key(r, not query.job.is_training))
     return results
@@ -62,8 +62,7 @@ def test_the_lean_rows_are_the_rows_hardware_and_price(shipped):
     query = parse_estimate_query(QueryDict(QUERIES[0]))
     rates = RateTable()
     full = {
-        row.pk: instance_spec(row, rates, lambda path: path)
-        for row in attach_row_offers(query.listing.filterset.qs)
+        row.pk: instance_spec(row, rates) for row in attach_row_offers(query.listing.filterset.qs)
     }
     lean = lean_rows(query.listing.filterset.qs, rates)
     assert [pk for pk, _, _ in lean] == list(full)
