@@ -108,6 +108,35 @@ def test_the_version_comes_back_higher_after_the_row_is_truncated(catalog):
     assert catalog_version() > before  # a write recreates it above any earlier counter
 
 
+def test_a_restored_database_counting_the_same_numbers_again_reads_no_entry_of_its_past(
+    client, catalog
+):
+    """Every database counts versions from 0, and one restored from a backup counts the same
+    numbers again over other data: the key holds the moment of the version's write too."""
+    from django.db import connection
+
+    from offerings.models import CatalogVersion
+
+    with override_settings(PAGE_CACHE_SECONDS=300):
+        backed_up = CatalogVersion.objects.get(pk=1)
+        InstanceType.objects.filter(slug="ib-8x").update(is_hidden=True)
+        assert b'"ib-8x"' not in client.get("/api/instances").content  # kept at N + 1
+        # The backup comes back: its data and its version row.
+        InstanceType.objects.filter(slug="ib-8x").update(is_hidden=False)
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "UPDATE offerings_catalogversion SET counter = %s, changed_at = %s",
+                [backed_up.counter, backed_up.changed_at],
+            )
+        # Another write reaches N + 1 again, at a later moment (the test's transaction has one
+        # now(): the hour is added by hand).
+        InstanceType.objects.filter(slug="ib-8x").update(vcpus=97)
+        with connection.cursor() as cursor:
+            cursor.execute("UPDATE offerings_catalogversion SET changed_at = changed_at + '1 hour'")
+        assert catalog_version() == backed_up.counter + 1
+        assert b'"ib-8x"' in client.get("/api/instances").content
+
+
 # -- conditional requests (RFC 9110, 13.1.2) ----------------------------------------------------
 
 

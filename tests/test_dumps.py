@@ -9,6 +9,7 @@ import hashlib
 import io
 import json
 import os
+import re
 import zipfile
 from datetime import date, timedelta
 from io import StringIO
@@ -44,7 +45,7 @@ def _zip(directory, published) -> zipfile.ZipFile:
 def test_a_snapshot_is_two_files_each_with_a_matching_sha256(shipped, dumps):
     published, written = snapshot.publish()
     assert written
-    assert published.name.startswith(f"gpucatalog-{date.today():%Y-%m-%d}-v")
+    assert re.fullmatch(rf"gpucatalog-{date.today():%Y-%m-%d}-\d{{12}}-v\d+", published.name)
     assert _files(dumps) == sorted(
         f"{published.name}{kind}{suffix}"
         for kind in (".json.gz", ".csv.zip")
@@ -126,6 +127,51 @@ def test_a_write_to_the_catalog_makes_a_new_snapshot(shipped, dumps):
     assert written
     assert second.version > first.version
     assert [s.name for s in snapshot.snapshots()] == [second.name, first.name]
+
+
+def test_a_restored_database_counting_the_same_numbers_again_gets_snapshots_of_its_own(
+    shipped, dumps
+):
+    """Every database counts its versions from 0, and one restored from a backup counts the
+    same numbers again over other data: the moment of the version's write tells them apart."""
+    from django.db import connection
+
+    from offerings.models import CatalogVersion
+
+    first, _ = snapshot.publish()
+    backed_up = CatalogVersion.objects.get(pk=1)
+    offer = Offer.objects.current().first()
+    price = offer.price_per_hour
+    Offer.objects.filter(pk=offer.pk).update(price_per_hour=price + 1)
+    second, _ = snapshot.publish()
+    # The backup taken at `first` comes back: its data and its version row.
+    Offer.objects.filter(pk=offer.pk).update(price_per_hour=price)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE offerings_catalogversion SET counter = %s, changed_at = %s",
+            [backed_up.counter, backed_up.changed_at],
+        )
+    assert snapshot.publish() == (first, False)  # the same state: the same snapshot
+    # Another write after the restore reaches second's number again, at a later moment (the
+    # test's transaction has one now(): the hour is added by hand).
+    Offer.objects.filter(pk=offer.pk).update(price_per_hour=price + 2)
+    with connection.cursor() as cursor:
+        cursor.execute("UPDATE offerings_catalogversion SET changed_at = changed_at + '1 hour'")
+    third, written = snapshot.publish()
+    assert third.version == second.version
+    assert written
+    assert third.name != second.name
+    assert _json(dumps, third)["instances"] != _json(dumps, second)["instances"]
+
+
+def test_snapshots_named_before_the_moment_was_in_the_name_are_still_listed(dumps):
+    dumps.mkdir()
+    old = _fake_snapshot(dumps, date(2026, 12, 1), 7)
+    new = "gpucatalog-2026-12-02-101500000000-v3"
+    for kind in (".json.gz", ".csv.zip"):
+        (dumps / f"{new}{kind}").write_bytes(b"x")
+        (dumps / f"{new}{kind}.sha256").write_text(f"{'0' * 64}  {new}{kind}\n")
+    assert [s.name for s in snapshot.snapshots(dumps)] == [new, old]
 
 
 def _fake_snapshot(directory, day: date, version: int) -> str:

@@ -194,6 +194,37 @@ def test_mcp_is_rate_limited_per_client_like_the_api(site, settings):
     assert 429 not in statuses[:3]
 
 
+def test_computed_tool_results_count_against_the_clients_render_rate(site, settings):
+    """A call answered from the kept results costs nothing; one that must be computed is a
+    render, counted per client against RENDER_RATE like a page that misses the cache."""
+    settings.RATELIMIT_ENABLE = True
+    settings.API_RATE = "100/m"
+    settings.RENDER_RATE = "2/m"
+    settings.PAGE_CACHE_SECONDS = 300
+    from django.core.cache import cache, caches
+
+    cache.clear()
+    caches["ratelimit"].clear()
+
+    async def calls(client):
+        results = []
+        for count in (1, 2, 4):
+            results.append(await client.call_tool("search_instances", {"gpu_count_min": count}))
+        results.append(await client.call_tool("search_instances", {"gpu_count_min": 1}))
+        return results
+
+    first, second, third, again = run(_session(site, calls))
+    assert not first.is_error
+    assert not second.is_error
+    assert third.is_error
+    text = " ".join(part.text for part in third.content)
+    assert "Rate limited" in text
+    assert "RENDER_RATE" in text
+    assert "Retry after" in text
+    assert not again.is_error  # kept: no render, so not refused
+    assert again.structured_content == first.structured_content
+
+
 def test_the_site_is_served_beside_it(site):
     with httpx.Client() as http:
         page = http.get(f"{site}/")

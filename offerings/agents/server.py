@@ -3,7 +3,8 @@
 `build_server()` registers `tools.TOOLS` with input schemas made from the OpenAPI parameters of
 each tool's endpoint (`arguments_of`) and output schemas made from its 200 response; an argument
 that is not in the schema is refused, not ignored. `mcp_app()` is the SDK's ASGI app wrapped in
-the API's rate limit (`API_RATE` per client IP, the same counter store as the API), which
+the API's rate limit (`API_RATE` per client IP, the same counter store as the API; a result that
+has to be computed counts against `RENDER_RATE` too, `tools.count_render`), which
 `gpucatalog/asgi.py` serves at /mcp beside Django. The server is stateless (each POST answers on
 its own, as JSON), so any web process can answer any request.
 """
@@ -293,6 +294,9 @@ def mcp_app():
     limited = sync_to_async(_limited, thread_sensitive=False)
 
     async def rate_limited_app(scope, receive, send) -> None:
+        if scope["type"] == "http":
+            client = scope.get("client")
+            tools.calling_client.set(client[0] if client else "127.0.0.1")
         if scope["type"] == "http" and scope.get("method") == "POST":
             wait = await limited(scope)
             if wait is not None:  # the API's 429, sent as ASGI messages

@@ -17,6 +17,7 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Callable, Iterable
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,7 +25,7 @@ from django.conf import settings
 from django.core.cache import cache
 from django.db import close_old_connections
 from django.db.models import F
-from django.http import QueryDict
+from django.http import HttpRequest, QueryDict
 from django.urls import reverse
 from django.utils import timezone
 from mcp.server.mcpserver.exceptions import ToolError
@@ -50,12 +51,19 @@ from offerings.table.parameters import parse_instance_ids, parse_listing_query
 from offerings.table.rows import for_serializing, serialize_instance
 from offerings.table.views import page_slice, paginate
 from offerings.web.caching import (
+    RENDER_GROUP,
     cache_period,
-    catalog_version,
     digest_of,
     site_url,
     time_bucket,
+    version_key,
 )
+from offerings.web.middleware import retry_after
+
+#: The IP of the client whose MCP request is being answered, set by the server's ASGI wrapper
+#: (`server.mcp_app`) and carried into the tool's worker thread with the context: a call that
+#: misses the kept results is a render, and counts against RENDER_RATE like a page's.
+calling_client: ContextVar[str | None] = ContextVar("calling_client", default=None)
 
 #: Parameters of the endpoints that no tool takes: a download, and the pages' display currency.
 NOT_TOOL_ARGUMENTS = frozenset({"format", "currency"})
@@ -92,12 +100,45 @@ def kept_result(name: str, arguments: dict[str, Any], build: Callable[..., dict]
     """A tool's result, kept in the response cache's store under the data version and the time
     bucket the call read, like a page: a write moves the version, so no result outlives its
     data, and prices re-read as they age. The same call again sends the version read alone. A
-    tool error is raised, never kept. Links are on SITE_URL, so no request is part of the key."""
-    if not settings.PAGE_CACHE_SECONDS:
+    tool error is raised, never kept. Links are on SITE_URL, so no request is part of the key.
+    A call that has to be computed counts against the client's RENDER_RATE."""
+
+    def computed() -> dict:
+        count_render()
         return build(**arguments)
+
+    if not settings.PAGE_CACHE_SECONDS:
+        return computed()
     call = json.dumps([name, arguments], sort_keys=True, default=str)
-    key = f"mcp:{catalog_version()}:{time_bucket()}:{digest_of(call)}"
-    return cache.get_or_set(key, lambda: build(**arguments), cache_period())
+    key = f"mcp:{version_key()}:{time_bucket()}:{digest_of(call)}"
+    return cache.get_or_set(key, computed, cache_period())
+
+
+class RenderLimited(ToolError):
+    """This client computed more results than RENDER_RATE allows."""
+
+    def __init__(self, wait: int) -> None:
+        self.retry_after = wait
+        super().__init__(
+            f"Rate limited: this client asked for more results that had to be computed than "
+            f"the site allows (RENDER_RATE); the same call again is answered from what is kept. "
+            f"Retry after {wait} s."
+        )
+
+
+def count_render() -> None:
+    """Count a computed tool result against the calling client's RENDER_RATE, the counter a
+    page render that misses the response cache counts against; over it, `RenderLimited`."""
+    client = calling_client.get()
+    if client is None:  # not called through /mcp (a test, a shell)
+        return
+    request = HttpRequest()
+    request.method = "POST"
+    request.path = request.path_info = "/mcp"
+    request.META["REMOTE_ADDR"] = client
+    wait = retry_after(request, RENDER_GROUP, settings.RENDER_RATE, "MCP render")
+    if wait is not None:
+        raise RenderLimited(wait)
 
 
 def database_work[T](fn: Callable[..., T]) -> Callable[..., T]:

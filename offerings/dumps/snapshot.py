@@ -1,8 +1,11 @@
 """One snapshot of the catalog per data version, as files anyone may download and reuse.
 
-A snapshot is named by the date and number of the data version it holds
-(`gpucatalog-2026-12-04-v1764838800123`) and has two files, each with a `.sha256` beside it in
-the form `sha256sum -c` reads:
+A snapshot is named by the moment and number of the data version it holds
+(`gpucatalog-2026-12-04-153012123456-v3910`: the write at 15:30:12.123456 UTC that made version
+3910). The number alone repeats (every database counts from 0, and one restored from a backup
+counts the same numbers again over other data), the moment does not, so two databases sharing a
+folder, or one restored, never take each other's snapshot for their own. Each has two files, each
+with a `.sha256` beside it in the form `sha256sum -c` reads:
 
 - `<name>.json.gz`: every visible instance type in the API's shape (its facts with their bases
   and sources, every current price with its source, basis and date), the reference exchange
@@ -52,8 +55,14 @@ ATTRIBUTION = (
     "each fact and price names its own source"
 )
 PREFIX = "gpucatalog-"
-NAME_RE = re.compile(r"^gpucatalog-(?P<date>\d{4}-\d{2}-\d{2})-v(?P<version>\d+)$")
-FILE_RE = re.compile(r"^gpucatalog-\d{4}-\d{2}-\d{2}-v\d+\.(?:json\.gz|csv\.zip)(?:\.sha256)?$")
+# Snapshots written before the moment was part of the name (`gpucatalog-2026-12-04-v3910`) are
+# still listed, served and pruned.
+NAME_RE = re.compile(
+    r"^gpucatalog-(?P<date>\d{4}-\d{2}-\d{2})(?:-(?P<time>\d{12}))?-v(?P<version>\d+)$"
+)
+FILE_RE = re.compile(
+    r"^gpucatalog-\d{4}-\d{2}-\d{2}(?:-\d{12})?-v\d+\.(?:json\.gz|csv\.zip)(?:\.sha256)?$"
+)
 KINDS = (".json.gz", ".csv.zip")
 BATCH = 500
 
@@ -94,6 +103,7 @@ class Snapshot:
     day: date
     version: int
     files: tuple[SnapshotFile, ...]
+    moment: str = ""  # HHMMSSffffff of the version's write, UTC ("" in the older names)
 
 
 def dump_dir() -> Path:
@@ -130,7 +140,7 @@ def publish(directory: Path | None = None, *, today: date | None = None) -> tupl
             # One writer at a time (the daily task, a command, a redelivered task).
             cursor.execute("SELECT pg_advisory_xact_lock(hashtext('gpucatalog:publish_dump'))")
         version = CatalogVersion.objects.get(pk=1)
-        name = f"{PREFIX}{version.changed_at.astimezone(UTC):%Y-%m-%d}-v{version.counter}"
+        name = f"{PREFIX}{version.changed_at.astimezone(UTC):%Y-%m-%d-%H%M%S%f}-v{version.counter}"
         written = not all((directory / f"{name}{kind}.sha256").exists() for kind in KINDS)
         if written:
             _write(directory, name, version.changed_at)
@@ -354,7 +364,13 @@ def read_snapshot(directory: Path, name: str) -> Snapshot:
         if path.exists() and sidecar.exists():
             digest = sidecar.read_text(encoding="ascii").split()[0]
             files.append(SnapshotFile(path.name, path.stat().st_size, digest))
-    return Snapshot(name, date.fromisoformat(match["date"]), int(match["version"]), tuple(files))
+    return Snapshot(
+        name,
+        date.fromisoformat(match["date"]),
+        int(match["version"]),
+        tuple(files),
+        match["time"] or "",
+    )
 
 
 def snapshots(directory: Path | None = None) -> list[Snapshot]:
@@ -370,7 +386,7 @@ def snapshots(directory: Path | None = None) -> list[Snapshot]:
     }
     found = [read_snapshot(directory, name) for name in names]
     complete = [s for s in found if len(s.files) == len(KINDS)]
-    return sorted(complete, key=lambda s: (s.day, s.version), reverse=True)
+    return sorted(complete, key=lambda s: (s.day, s.moment, s.version), reverse=True)
 
 
 def prune(directory: Path, *, today: date) -> list[str]:

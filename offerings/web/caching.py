@@ -4,7 +4,8 @@
 pages show (PostgreSQL statement triggers, migration 0005), and the new value becomes visible
 exactly when the data does. A cached view's key holds everything its body depends on:
 
-- the data version, read once at the start of the request;
+- the data version, read once at the start of the request: its counter and the moment of the
+  write that moved it (`version_key`), since counters repeat across databases and restores;
 - the path, and the request's parameters that the view knows, in a canonical order; unknown
   names (`utm_*`, junk) are dropped from the request itself, so they reach neither the key nor
   any link the page echoes;
@@ -23,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Callable, Iterable
+from datetime import UTC
 from functools import wraps
 
 from django.conf import settings
@@ -41,11 +43,26 @@ RENDER_GROUP = "gpucatalog:render"
 
 
 def catalog_version() -> int:
-    """The current data version (0 before the first migration's row exists)."""
+    """The current data version's counter (0 before the first migration's row exists)."""
     with connection.cursor() as cursor:
         cursor.execute("SELECT counter FROM offerings_catalogversion WHERE id = 1")
         row = cursor.fetchone()
     return row[0] if row else 0
+
+
+def version_key() -> str:
+    """The current data version as keys hold it: the counter and the moment of the write that
+    moved it. The counter alone repeats: every database's starts at 0, and a database restored
+    from a backup counts the same numbers again over other data. With the moment, a key names
+    one state of one database's history, so two databases sharing a Redis, or one restored,
+    never read each other's entries."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT counter, changed_at FROM offerings_catalogversion WHERE id = 1")
+        row = cursor.fetchone()
+    if row is None:
+        return "0"
+    counter, changed_at = row
+    return f"{counter}@{changed_at.astimezone(UTC):%Y%m%dT%H%M%S.%fZ}"
 
 
 def site_url(path: str) -> str:
@@ -88,7 +105,7 @@ def known_query(query: QueryDict, known: Iterable[str]) -> QueryDict:
     return kept
 
 
-def response_key(request: HttpRequest, version: int, bucket: int) -> str:
+def response_key(request: HttpRequest, version: str, bucket: int) -> str:
     """Everything a cached body depends on, as one string (the request's query already known)."""
     parts = [
         str(version),
@@ -176,7 +193,7 @@ def cached_response(
             kept = {name for name in DISPLAY_ONLY if request.GET.get(name) in DISPLAY_CURRENCIES}
             request.GET = known_query(request.GET, {*known, *kept})
             request.META["QUERY_STRING"] = request.GET.urlencode()  # get_full_path() echoes it
-            request.catalog_version = catalog_version()
+            request.catalog_version = version_key()
             digest = digest_of(response_key(request, request.catalog_version, time_bucket()))
             key, etag = f"page:{digest}", f'"{digest[:32]}"'
             if_none_match = request.headers.get("If-None-Match", "").strip()
