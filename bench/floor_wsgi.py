@@ -28,7 +28,8 @@ def application(environ, start_response):
         _connections["redis"] = redis.Redis.from_url(os.environ["BENCH_FLOOR_REDIS_URL"])
         _connections["redis"].set(KEY, BODY)
     with _connections["pg"].cursor() as cursor:
-        cursor.execute("SELECT counter FROM offerings_catalogversion WHERE id = 1")
+        # The statement the site's hits send (offerings.web.caching.VERSION_SQL).
+        cursor.execute("SELECT counter, changed_at FROM offerings_catalogversion WHERE id = 1")
         cursor.fetchone()
     body = _connections["redis"].get(KEY)
     start_response("200 OK", [("Content-Type", CONTENT_TYPE), ("Content-Length", str(len(body)))])

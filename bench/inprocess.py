@@ -16,7 +16,8 @@ import time
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-VERSION_SQL = "SELECT counter FROM offerings_catalogversion WHERE id = 1"
+# The statement a cache hit sends: the data version's counter and the moment of its write.
+VERSION_SQL = "SELECT counter, changed_at FROM offerings_catalogversion WHERE id = 1"
 
 
 @dataclass

@@ -362,3 +362,21 @@ def test_the_redis_backend_keeps_one_client_per_pool_and_still_round_trips():
     assert backend.get("k") == {"content": b"x" * 100_000}
     backend.delete("k")
     assert backend.get("k") is None
+
+
+def test_the_benchmarks_recognise_a_hit_by_the_statement_the_site_sends(
+    client, catalog, django_assert_num_queries
+):
+    """bench/inprocess.py and bench/floor_wsgi.py tell a cache hit by its one statement."""
+    from pathlib import Path
+
+    from bench.inprocess import VERSION_SQL as bench_sql
+    from offerings.web.caching import VERSION_SQL
+
+    assert bench_sql == VERSION_SQL
+    assert VERSION_SQL in (Path(__file__).parent.parent / "bench" / "floor_wsgi.py").read_text()
+    with override_settings(PAGE_CACHE_SECONDS=300):
+        client.get("/api/instances")
+        with django_assert_num_queries(1) as captured:
+            client.get("/api/instances")
+    assert captured.captured_queries[0]["sql"] == VERSION_SQL
