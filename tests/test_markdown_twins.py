@@ -133,3 +133,18 @@ def test_a_twin_without_site_url_keeps_paths_not_the_host(client, shipped, setti
     text = twin(client, "/gpus/h100-sxm.md")
     assert "testserver" not in text
     assert "](/instances/" in text
+
+
+@pytest.mark.parametrize(
+    ("path", "chrome"),
+    [
+        ("/index.md", ["Jump to the filters", "Badge borders", "Compare "]),
+        ("/estimate.md?params_b=70&mode=train-fsdp", ["Jump to the results"]),
+        ("/instances/aws/p5-48xlarge.md", ["Report a correction"]),
+    ],
+)
+def test_a_twin_leaves_out_what_only_a_browser_uses(client, shipped, path, chrome):
+    """Jump links, compare ticks, the badge legend and forms are for the HTML page alone."""
+    text = twin(client, path)
+    for words in chrome:
+        assert words not in text
