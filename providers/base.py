@@ -132,6 +132,7 @@ def snippet(data: bytes, limit: int = 160) -> str:
 
 # How close to on-demand a spot price may come before it is taken for on-demand itself: 0.01%.
 SPOT_SAME_AS_ON_DEMAND = Decimal("0.0001")
+FOURTH_DECIMAL = Decimal("0.0001")
 
 
 def spot_at_or_above_on_demand(
@@ -143,8 +144,9 @@ def spot_at_or_above_on_demand(
     the source (SkyPilot's Azure and AWS spot columns match the wrong meter for some types, and
     Azure's H100 spot meters repeat on-demand). "At" allows for rounding: AWS states spot to four
     decimals, so SkyPilot's g5.48xlarge spot 21.1776 in ap-southeast-2 is its on-demand 21.17764
-    cut short. Anything within SPOT_SAME_AS_ON_DEMAND of on-demand counts as equal; no real spot
-    discount is that small. The reading is named on the run, not kept as a price, and it
+    cut short. Anything within SPOT_SAME_AS_ON_DEMAND of on-demand, or within one unit of the
+    fourth decimal (for prices under 1 a unit), counts as equal; no real spot discount is that
+    small. The reading is named on the run, not kept as a price, and it
     protects nothing: an earlier spot offer it would have refreshed retires.
     """
     offers = list(offers)
@@ -167,7 +169,7 @@ def spot_at_or_above_on_demand(
         if (
             offer.kind == "spot"
             and ceiling is not None
-            and spot[key(offer)] >= ceiling * (1 - SPOT_SAME_AS_ON_DEMAND)
+            and spot[key(offer)] >= ceiling - max(FOURTH_DECIMAL, ceiling * SPOT_SAME_AS_ON_DEMAND)
         ):
             rejected.append(
                 RejectedRow(
@@ -175,7 +177,8 @@ def spot_at_or_above_on_demand(
                     provider=offer.provider,
                     reason=(
                         f"{offer.region}: spot {offer.price_per_hour} {offer.currency} is at or "
-                        f"above on-demand {ceiling}, a known defect of the source; left out"
+                        f"above on-demand {ceiling} (within rounding), a known defect of the "
+                        f"source; left out"
                     ),
                 )
             )

@@ -380,3 +380,17 @@ def test_the_benchmarks_recognise_a_hit_by_the_statement_the_site_sends(
         with django_assert_num_queries(1) as captured:
             client.get("/api/instances")
     assert captured.captured_queries[0]["sql"] == VERSION_SQL
+
+
+def test_each_bump_moves_the_moment_forward_in_the_counters_order(catalog):
+    """The moment is the clock at the bump, strictly increasing: a transaction that started
+    earlier but bumps later still gets the later moment (the dumps are ordered by it)."""
+    from offerings.models import CatalogVersion
+
+    first = CatalogVersion.objects.get(pk=1)
+    InstanceType.objects.filter(slug="ib-8x").update(vcpus=95)
+    second = CatalogVersion.objects.get(pk=1)
+    InstanceType.objects.filter(slug="ib-8x").update(vcpus=96)
+    third = CatalogVersion.objects.get(pk=1)
+    assert first.counter < second.counter < third.counter
+    assert first.changed_at < second.changed_at < third.changed_at  # one transaction: now() was one

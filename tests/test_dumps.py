@@ -311,3 +311,11 @@ def test_the_task_writes_the_snapshot(shipped, dumps):
 
     assert publish_dump().endswith(": written")
     assert publish_dump().endswith(": already there")
+
+
+def test_a_file_name_with_anything_after_it_is_not_a_snapshot_file():
+    name = "gpucatalog-2026-12-04-101500000000-v3.json.gz"
+    assert snapshot.FILE_RE.fullmatch(name)
+    assert snapshot.FILE_RE.fullmatch("gpucatalog-2026-12-04-v3.json.gz.sha256")  # older names
+    for odd in (name + "\n", name + "/", "../" + name, name + ".txt"):
+        assert not snapshot.FILE_RE.fullmatch(odd)

@@ -35,7 +35,7 @@ def data_page(request: HttpRequest) -> HttpResponse:
 @require_safe
 def data_file(request: HttpRequest, filename: str) -> FileResponse:
     """One file of a listed snapshot, as a download; any other name is a 404."""
-    if not snapshot.FILE_RE.match(filename):
+    if not snapshot.FILE_RE.fullmatch(filename):
         raise Http404("no such snapshot file")
     path = snapshot.dump_dir() / filename
     try:

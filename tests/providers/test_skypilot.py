@@ -540,6 +540,12 @@ def test_the_spot_check_keeps_cheaper_spot_and_spot_without_on_demand():
         ("spot", "r2"),
     ]
     assert rejected == []
+    # Under a unit, four-decimal rounding is more than 0.01%: 0.5263 is on-demand 0.52637 cut short.
+    kept, rejected = spot_at_or_above_on_demand(
+        [offer("on-demand", "0.52637"), offer("spot", "0.5263"), offer("spot", "0.4", "r2")]
+    )
+    assert [(o.kind, o.region) for o in kept] == [("on-demand", "r1"), ("spot", "r2")]
+    assert len(rejected) == 1
     kept, rejected = spot_at_or_above_on_demand([offer("on-demand", "10"), offer("spot", "10")])
     assert [o.kind for o in kept] == ["on-demand"]
     (row,) = rejected
