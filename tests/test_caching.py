@@ -13,7 +13,7 @@ from django.db import connection
 from django.test import Client, override_settings
 
 from offerings.models import InstanceType, Offer
-from offerings.web.caching import catalog_version, time_bucket
+from offerings.web.caching import time_bucket
 
 
 @pytest.fixture(autouse=True)
@@ -21,6 +21,16 @@ def fresh_cache():
     cache.clear()
     yield
     cache.clear()
+
+
+def catalog_version() -> int:
+    """The data version's counter (0 while its row is gone)."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT counter FROM offerings_catalogversion WHERE id = 1")
+        row = cursor.fetchone()
+    return row[0] if row else 0
 
 
 @pytest.fixture(autouse=True)

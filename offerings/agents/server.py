@@ -17,7 +17,6 @@ from urllib.parse import urlsplit
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
-from django.http import HttpRequest
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.tools import Tool
 from mcp.server.transport_security import TransportSecuritySettings
@@ -272,15 +271,10 @@ def _security() -> TransportSecuritySettings:
     )
 
 
-def _limited(scope: dict) -> int | None:
+def _limited(client: str) -> int | None:
     """Seconds to wait when this client is over API_RATE on /mcp, else None: the API's limiter,
     for a request Django never sees."""
-    request = HttpRequest()
-    request.method = scope.get("method", "POST")
-    request.path = request.path_info = scope.get("path", "/mcp")
-    client = scope.get("client")
-    request.META["REMOTE_ADDR"] = client[0] if client else "127.0.0.1"
-    return retry_after(request, RATE_GROUP, settings.API_RATE, "MCP request")
+    return retry_after(tools.client_request(client), RATE_GROUP, settings.API_RATE, "MCP request")
 
 
 def mcp_app():
@@ -294,11 +288,12 @@ def mcp_app():
     limited = sync_to_async(_limited, thread_sensitive=False)
 
     async def rate_limited_app(scope, receive, send) -> None:
+        client = scope.get("client")
+        ip = client[0] if client else "127.0.0.1"
         if scope["type"] == "http":
-            client = scope.get("client")
-            tools.calling_client.set(client[0] if client else "127.0.0.1")
+            tools.calling_client.set(ip)
         if scope["type"] == "http" and scope.get("method") == "POST":
-            wait = await limited(scope)
+            wait = await limited(ip)
             if wait is not None:  # the API's 429, sent as ASGI messages
                 response = rate_limited(wait)
                 headers = [(k.lower().encode(), v.encode()) for k, v in response.items()]

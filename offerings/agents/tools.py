@@ -126,17 +126,23 @@ class RenderLimited(ToolError):
         )
 
 
+def client_request(client: str) -> HttpRequest:
+    """A POST to /mcp from `client` (an IP), as Django's rate limiter reads a request: the MCP
+    server's requests never pass through Django."""
+    request = HttpRequest()
+    request.method = "POST"
+    request.path = request.path_info = "/mcp"
+    request.META["REMOTE_ADDR"] = client
+    return request
+
+
 def count_render() -> None:
     """Count a computed tool result against the calling client's RENDER_RATE, the counter a
     page render that misses the response cache counts against; over it, `RenderLimited`."""
     client = calling_client.get()
     if client is None:  # not called through /mcp (a test, a shell)
         return
-    request = HttpRequest()
-    request.method = "POST"
-    request.path = request.path_info = "/mcp"
-    request.META["REMOTE_ADDR"] = client
-    wait = retry_after(request, RENDER_GROUP, settings.RENDER_RATE, "MCP render")
+    wait = retry_after(client_request(client), RENDER_GROUP, settings.RENDER_RATE, "MCP render")
     if wait is not None:
         raise RenderLimited(wait)
 

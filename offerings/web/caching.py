@@ -42,14 +42,6 @@ CACHED_HEADERS = ("Content-Type", "Content-Disposition", "Vary", "Content-Langua
 RENDER_GROUP = "gpucatalog:render"
 
 
-def catalog_version() -> int:
-    """The current data version's counter (0 before the first migration's row exists)."""
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT counter FROM offerings_catalogversion WHERE id = 1")
-        row = cursor.fetchone()
-    return row[0] if row else 0
-
-
 #: The one statement a cache hit sends (the benchmarks recognise a hit by it).
 VERSION_SQL = "SELECT counter, changed_at FROM offerings_catalogversion WHERE id = 1"
 
@@ -150,7 +142,7 @@ def versioned_value[T](request: HttpRequest, name: str, build: Callable[[], T]) 
     """A value that follows from the catalog's data alone (the rate table, the form's choice
     lists), kept in the response cache's store under the data version the request read: a write
     moves the version, so the value never outlives its data. Outside a cached view, built."""
-    version = getattr(request, "catalog_version", None)
+    version = getattr(request, "version_key", None)
     if version is None or not settings.PAGE_CACHE_SECONDS:
         return build()
     return cache.get_or_set(f"data:{version}:{name}", build, settings.PAGE_CACHE_SECONDS)
@@ -197,8 +189,8 @@ def cached_response(
             kept = {name for name in DISPLAY_ONLY if request.GET.get(name) in DISPLAY_CURRENCIES}
             request.GET = known_query(request.GET, {*known, *kept})
             request.META["QUERY_STRING"] = request.GET.urlencode()  # get_full_path() echoes it
-            request.catalog_version = version_key()
-            digest = digest_of(response_key(request, request.catalog_version, time_bucket()))
+            request.version_key = version_key()
+            digest = digest_of(response_key(request, request.version_key, time_bucket()))
             key, etag = f"page:{digest}", f'"{digest[:32]}"'
             if_none_match = request.headers.get("If-None-Match", "").strip()
             if if_none_match and if_none_match != "*":
