@@ -26,6 +26,7 @@ from django.utils.translation import gettext_lazy as _
 from offerings.platform import FABRIC_BASIS_FIELDS, LINK_FIELDS
 from offerings.schemas import (
     COLLECTIVES,
+    FABRIC_GENERATIONS,
     NON_RDMA_FABRICS,
     PURCHASE_KINDS,
     RDMA_FABRICS,
@@ -180,6 +181,19 @@ class FabricTechnology(models.TextChoices):
     TCPX = "tcpx", _("GPUDirect-TCPX/TCPXO (not RDMA)")
     ETHERNET = "ethernet", _("Ethernet (TCP/IP only)")
     UNKNOWN = "unknown", _("Unknown")
+
+
+class FabricGeneration(models.TextChoices):
+    """The generation of an EFA or TCPX fabric, as a source states it: the generations of these
+    two perform differently (collective bandwidth), so the estimator can tell them apart."""
+
+    UNKNOWN = "", _("Unknown or not applicable")
+    EFA_V1 = "efa-v1", _("EFA v1")
+    EFA_V2 = "efa-v2", _("EFA v2")
+    EFA_V3 = "efa-v3", _("EFA v3")
+    EFA_V4 = "efa-v4", _("EFA v4")
+    TCPX = "tcpx", _("GPUDirect-TCPX")
+    TCPXO = "tcpxo", _("GPUDirect-TCPXO")
 
 
 class OfferKind(models.TextChoices):
@@ -691,6 +705,8 @@ class Fabric(Curated):
 
     Technology = FabricTechnology
 
+    Generation = FabricGeneration
+
     RDMA_TECHNOLOGIES = RDMA_FABRICS
 
     instance = models.OneToOneField(
@@ -698,6 +714,14 @@ class Fabric(Curated):
     )
     technology = models.CharField(
         max_length=20, choices=Technology.choices, default=Technology.UNKNOWN
+    )
+    generation = models.CharField(
+        max_length=20,
+        choices=Generation.choices,
+        blank=True,
+        default="",
+        help_text="EFA v1-v4, or GPUDirect-TCPX or TCPXO; empty when no source states it or for "
+        "another technology.",
     )
     port_speed_gbits_per_s = models.PositiveIntegerField(
         null=True, blank=True, help_text="Line rate of one back-end port (Gb/s)."
@@ -752,6 +776,15 @@ class Fabric(Curated):
                 condition=Q(technology__in=FabricTechnology.values),
                 name="fabric_technology_valid",
                 violation_error_message="Choose a listed fabric technology.",
+            ),
+            # A generation belongs to one technology: efa-v1..v4 to EFA, tcpx/tcpxo to TCPX.
+            models.CheckConstraint(
+                condition=Q(generation="")
+                | Q(technology="efa", generation__in=list(FABRIC_GENERATIONS["efa"]))
+                | Q(technology="tcpx", generation__in=list(FABRIC_GENERATIONS["tcpx"])),
+                name="fabric_generation_matches_technology",
+                violation_error_message="An EFA generation (efa-v1 to efa-v4) needs technology "
+                "EFA, and tcpx or tcpxo needs technology TCPX; leave it empty otherwise.",
             ),
             models.CheckConstraint(
                 condition=Q(bandwidth_gbits_per_s__isnull=True) | Q(bandwidth_gbits_per_s__gt=0),
@@ -839,6 +872,16 @@ class Fabric(Curated):
         if self.rdma_kind_unstated:
             return _("RDMA (kind not stated)")
         return self.get_technology_display()
+
+    @property
+    def has_generations(self) -> bool:
+        """Whether the technology is one whose generations the catalog tells apart (EFA, TCPX)."""
+        return self.technology in FABRIC_GENERATIONS
+
+    @property
+    def generation_label(self) -> str:
+        """The stated generation as the pages name it ("EFA v2"); empty when none is stated."""
+        return self.get_generation_display() if self.generation else ""
 
 
 # -- how a type is bought, and how ready a provider's network is ---------------------------------

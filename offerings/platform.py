@@ -44,6 +44,7 @@ NETWORK_FIELDS = ("network_gbits_per_s", "network_shared")
 # Every fabric field that carries a basis in the database (the API reports FABRIC_FIELDS).
 FABRIC_BASIS_FIELDS = (
     "technology",
+    "generation",
     "port_speed_gbits_per_s",
     "nics",
     "bandwidth_gbits_per_s",

@@ -41,6 +41,15 @@ HOURS_PER_MONTH = Decimal(730)
 RDMA_FABRICS: tuple[str, ...] = ("infiniband", "roce", "efa", "erdma")
 NON_RDMA_FABRICS: tuple[str, ...] = ("tcpx", "ethernet")
 FabricKind = Literal["infiniband", "roce", "efa", "erdma", "tcpx", "ethernet"]
+# The two fabrics whose generations perform differently, and each one's generations: AWS EFA
+# (AWS's EFA page lists each type under "Nitro v3 (EFA v1)" ... "Nitro v6 (EFA v4)") and
+# Google's GPUDirect-TCPX and its successor GPUDirect-TCPXO (both `tcpx` as a technology).
+# Any other fabric has no generation on record ("").
+FABRIC_GENERATIONS: dict[str, tuple[str, ...]] = {
+    "efa": ("efa-v1", "efa-v2", "efa-v3", "efa-v4"),
+    "tcpx": ("tcpx", "tcpxo"),
+}
+FabricGenerationName = Literal["efa-v1", "efa-v2", "efa-v3", "efa-v4", "tcpx", "tcpxo"]
 
 # How an instance type can be bought, in the order pages list them. Commitment plans (AWS
 # Savings Plans and the like) are `reserved` with their term; `sales-only`: only through sales.
@@ -233,6 +242,8 @@ class FabricIn(BasisMixin, Sourced):
     cluster_source_url: Url | None = None
     network_gbits_per_s: int | None = Field(default=None, gt=0, le=100_000)
     network_shared: bool | None = None
+    # Only for EFA (efa-v1 .. efa-v4) and TCPX (tcpx, tcpxo); "" where no source states it.
+    generation: FabricGenerationName | Literal[""] = ""
 
     @model_validator(mode="after")
     def _consistent(self) -> FabricIn:
@@ -255,6 +266,14 @@ class FabricIn(BasisMixin, Sourced):
             raise ValueError(f"{self.technology} is an RDMA fabric: rdma cannot be false")
         if self.multi_node is False and self.max_nodes not in (None, 1):
             raise ValueError("max_nodes above 1 contradicts multi_node = false")
+        if self.generation and self.generation not in FABRIC_GENERATIONS.get(self.technology, ()):
+            owner = next(
+                tech for tech, gens in FABRIC_GENERATIONS.items() if self.generation in gens
+            )
+            raise ValueError(
+                f"generation {self.generation!r} is a generation of technology {owner!r}, "
+                f"not {self.technology!r}"
+            )
         return self
 
 

@@ -146,6 +146,9 @@ BAD_ROWS = {
         c["instance"], technology="nvlink", topology="nvswitch", generation=0
     ),
     "fabric_technology_valid": lambda c: _fabric(c["instance"], technology="myrinet"),
+    "fabric_generation_matches_technology": lambda c: _fabric(
+        c["instance"], technology="infiniband", generation="efa-v2"
+    ),
     "fabric_bandwidth_positive": lambda c: _fabric(c["instance"], bandwidth_gbits_per_s=0),
     "fabric_port_speed_positive": lambda c: _fabric(c["instance"], port_speed_gbits_per_s=0),
     "fabric_nics_positive": lambda c: _fabric(c["instance"], nics=0),

@@ -299,6 +299,7 @@ class FabricAdmin(LockingAdminMixin, admin.ModelAdmin):
     list_display = [
         "instance",
         "technology",
+        "generation",
         "bandwidth_gbits_per_s",
         "nics",
         "port_speed_gbits_per_s",
@@ -311,6 +312,7 @@ class FabricAdmin(LockingAdminMixin, admin.ModelAdmin):
     ]
     list_filter = [
         "technology",
+        "generation",
         "rdma",
         "gpudirect_rdma",
         "multi_node",

@@ -5,7 +5,13 @@ from __future__ import annotations
 from django import forms
 
 from offerings import platform
-from offerings.schemas import COLLECTIVES, PURCHASE_KINDS, READINESS_FACTS, READINESS_FLAGS
+from offerings.schemas import (
+    COLLECTIVES,
+    FABRIC_GENERATIONS,
+    PURCHASE_KINDS,
+    READINESS_FACTS,
+    READINESS_FLAGS,
+)
 from offerings.table.parameters import (
     REPEATABLE,
     InstanceFilterSet,
@@ -291,6 +297,7 @@ INSTANCE = {
         "network_gbits_per_s",
         "network_shared",
         "network_basis",
+        "fabric_generation",
         "gpu_link",
         "gpu_link_basis",
         "price",
@@ -328,6 +335,15 @@ INSTANCE = {
         },
         "network_basis": BASIS
         | {"nullable": True, "description": "The basis of network_gbits_per_s; null when unknown."},
+        "fabric_generation": {
+            "type": "string",
+            "nullable": True,
+            "enum": [*sum(FABRIC_GENERATIONS.values(), ()), None],
+            "description": "The back-end fabric's generation, for the two fabrics whose "
+            "generations perform differently: AWS EFA (efa-v1 to efa-v4) and Google's "
+            "GPUDirect-TCPX (tcpx) and GPUDirect-TCPXO (tcpxo); null when no source states it "
+            "or for another fabric.",
+        },
         "gpu_link": {
             "type": "string",
             "enum": ["none", "nvlink", "infinity-fabric", "unknown"],

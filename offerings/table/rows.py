@@ -271,6 +271,13 @@ def general_network_of(instance: InstanceType) -> dict:
     }
 
 
+def fabric_generation_of(instance: InstanceType) -> str | None:
+    """The back-end fabric's generation (efa-v1 .. efa-v4, tcpx, tcpxo); None when no source
+    states it or the fabric has none on record."""
+    fabric = getattr(instance, "fabric", None)
+    return (fabric.generation if fabric is not None else "") or None
+
+
 def sources_of(instance: InstanceType) -> list[str]:
     urls = [instance.source_url]
     for part in (getattr(instance, "gpu_link", None), getattr(instance, "fabric", None)):
@@ -312,6 +319,7 @@ def serialize_instance(
         "nvlink": serialize_link(instance),
         "fabric": serialize_fabric(instance),
         **general_network_of(instance),
+        "fabric_generation": fabric_generation_of(instance),
         "gpu_link": gpu_link,
         "gpu_link_basis": gpu_link_basis,
         "price": serialize_offer(row_offer, count, rates, cutoff) if row_offer else None,
@@ -435,6 +443,7 @@ EMPTY_ITEM = {
     "network_gbits_per_s": None,
     "network_shared": None,
     "network_basis": None,
+    "fabric_generation": None,
     "gpu_link": None,
     "gpu_link_basis": None,
     "price": None,
