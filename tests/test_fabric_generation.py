@@ -133,6 +133,16 @@ class TestTheShippedCatalog:
                 "provider",
             ), slug
 
+    def test_the_calibrations_runs_take_the_catalogs_generation(self):
+        # The collective model's recorded runs name each run's type; its generation there is
+        # the catalog's, so a fitted factor is the one a buyer's answer uses.
+        from offerings.estimator.calibration import RUN_FABRIC_GENERATIONS
+
+        for ref, generation in RUN_FABRIC_GENERATIONS.items():
+            provider, slug = ref.split("/")
+            fabric = Fabric.objects.get(instance__provider__slug=provider, instance__slug=slug)
+            assert fabric.generation == generation, ref
+
     def test_only_efa_and_tcpx_fabrics_have_a_generation(self):
         stated = Fabric.objects.exclude(generation="")
         assert set(stated.values_list("technology", flat=True)) == {"efa", "tcpx"}

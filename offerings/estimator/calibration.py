@@ -289,11 +289,11 @@ CALIBRATION_POINTS: tuple[CalibrationPoint, ...] = (
     *(
         CalibrationPoint(
             key=f"gcp-a3-mega-2x8-tcpxo-{label}",
-            kind="tcpx",
+            kind="tcpxo",
             source_url="https://github.com/lessizzmore/create-a3mega-ztan-fork/blob/02dd8f455c43ced1cf442ef29334bda97149264b/ztan-NCCL-test-result",
             configuration=f"GCP a3-megagpu-8g: 2 nodes x 8 H100, GPUDirect-TCPXO 8 x 200 Gb/s; "
             f"all_reduce_perf -b 8 -e 8G, out-of-place, {label}",
-            instance=_node(8, _H100_HGX, FabricSpec("tcpx", 1600, True, None)),
+            instance=_node(8, _H100_HGX, FabricSpec("tcpx", 1600, True, None, generation="tcpxo")),
             nodes=2,
             message_bytes=size,
             published_busbw_gbytes_per_s=busbw,
@@ -387,7 +387,7 @@ CALIBRATION_POINTS: tuple[CalibrationPoint, ...] = (
         source_url="https://github.com/GoogleCloudPlatform/ai-infra-cluster-provisioning/blob/461d3cb82927fa512fdbbef1cd6ae56486274237/sample_workloads/nccltest/README.md",
         configuration="GCP a3-highgpu-8g: 2 nodes x 8 H100, GPUDirect-TCPX 4 x 200 Gb/s; "
         "Google's example all_reduce_perf output, out-of-place, 1 GiB",
-        instance=_node(8, _H100_HGX, FabricSpec("tcpx", 800, True, None)),
+        instance=_node(8, _H100_HGX, FabricSpec("tcpx", 800, True, None, generation="tcpx")),
         nodes=2,
         message_bytes=GIB,
         published_busbw_gbytes_per_s=86.99,
@@ -448,6 +448,21 @@ RUN_LINKS: dict[str, GpuLinkSpec] = {
 }
 RUNS_FILE = Path(__file__).with_name("published_runs.toml")
 
+#: The fabric generation of the catalog types the recorded runs used, as the catalog's fixtures
+#: state it with their sources (fixtures/providers/aws.toml: AWS's EFA documentation gives each
+#: type's Nitro and EFA version; gcp.toml: Google's A3 pages name TCPX and TCPXO). A run on no
+#: catalog type has none: unknown, as in the catalog.
+RUN_FABRIC_GENERATIONS: dict[str, str] = {
+    "aws/p3dn-24xlarge": "efa-v1",
+    "aws/p4d-24xlarge": "efa-v1",
+    "aws/p4de-24xlarge": "efa-v1",
+    "aws/p5-48xlarge": "efa-v2",
+    "aws/p5e-48xlarge": "efa-v2",
+    "aws/p5en-48xlarge": "efa-v3",
+    "gcp/a3-highgpu-8g": "tcpx",
+    "gcp/a3-megagpu-8g": "tcpxo",
+}
+
 
 def _run_kind(spec: InstanceSpec, run: dict) -> str:
     """The factor a run measures, as an answer's error band names it (`nccl.band_kind`)."""
@@ -475,7 +490,13 @@ def recorded_runs(path: Path = RUNS_FILE) -> tuple[CalibrationPoint, ...]:
         if link.domain_size == 8 and run["gpus_per_node"] != 8:
             link = replace(link, domain_size=run["gpus_per_node"])
         fabric = (
-            FabricSpec(run["fabric"], run["fabric_gbits_per_s"], True, None)
+            FabricSpec(
+                run["fabric"],
+                run["fabric_gbits_per_s"],
+                True,
+                None,
+                generation=RUN_FABRIC_GENERATIONS.get(run.get("instance", "")),
+            )
             if run["fabric"] != "none"
             else _NO_FABRIC
         )
@@ -513,7 +534,16 @@ RECORDED_RUNS: tuple[CalibrationPoint, ...] = recorded_runs()
 ALL_POINTS: tuple[CalibrationPoint, ...] = CALIBRATION_POINTS + RECORDED_RUNS
 
 INTRA_KINDS = ("nvlink", "nvlink-sharp", "nvlink5-sharp", "infinity-fabric", "pcie")
-INTER_KINDS = ("infiniband", "efa", "tcpx", "ethernet", "infiniband-sharp", "tree", "tree-efa")
+INTER_KINDS = (
+    "infiniband",
+    "efa",
+    "tcpx",
+    "tcpxo",
+    "ethernet",
+    "infiniband-sharp",
+    "tree",
+    "tree-efa",
+)
 
 
 def model_busbw(point: CalibrationPoint, constants: Constants = DEFAULT_CONSTANTS) -> float:
@@ -592,7 +622,7 @@ def fit_efficiency(
 
 #: Fabrics whose per-call network latency is fitted (to fitted runs below 256 MiB); the others
 #: take InfiniBand's (NETWORK_CALL_LATENCY_US in core says why).
-LATENCY_KINDS = ("infiniband", "efa", "tcpx")
+LATENCY_KINDS = ("infiniband", "efa", "tcpx", "tcpxo")
 SMALL = 256 * 2**20
 
 

@@ -288,6 +288,7 @@ def answer(
             "reason": reason,
             "missing": list(result.missing),
             "algorithm": None,
+            "protocol": None,
             "busbw_gbytes_per_s": None,
             "algbw_gbytes_per_s": None,
             "time_s": None,
@@ -304,6 +305,7 @@ def answer(
         "reason": None,
         "missing": [],
         "algorithm": result.algorithm,
+        "protocol": result.protocol,
         "algorithms_considered": {
             name: rounded(seconds) for name, seconds in result.considered.items()
         },

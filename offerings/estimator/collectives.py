@@ -118,7 +118,7 @@ def plan(instance: InstanceSpec, nodes: int, constants: Constants = DEFAULT_CONS
         if fabric.technology not in FABRIC_KINDS:
             missing.append(gettext_noop("fabric technology"))
         else:
-            inter_kind = fabric.technology
+            inter_kind = fabric.kind
         between = fabric.between_nodes_gbits_per_s
         if between is None or between <= 0:
             missing.append(

@@ -116,6 +116,7 @@ RESULT = {
         "cannot_estimate",
         "missing",
         "algorithm",
+        "protocol",
         "busbw_gbytes_per_s",
         "algbw_gbytes_per_s",
         "time_s",
@@ -153,6 +154,14 @@ RESULT = {
             "nullable": True,
             "enum": ["ring", "tree", "nvls", "sharp", "p2p", None],
         },
+        "protocol": {
+            "type": "string",
+            "nullable": True,
+            "enum": ["ll", "ll128", "simple", None],
+            "description": "NCCL's protocol the answer runs: LL (lowest latency, a quarter of "
+            "the bandwidth), LL128 (92% of it, NVLink of Volta to Hopper and RDMA networks) or "
+            "Simple (all of it), whichever is fastest among those the hardware allows",
+        },
         "algorithms_considered": {
             "type": "object",
             "additionalProperties": {"type": "number"},
@@ -170,7 +179,7 @@ RESULT = {
         "call_latency_us": {
             "type": "number",
             "description": "What the call adds besides its stages: NCCL's base latency and, "
-            "crossing the network, the fitted per-call network latency",
+            "crossing the network, the fitted per-call network latency (half of it for LL and LL128)",
         },
         "inputs": {"type": "array", "items": FACT},
         "published": {

@@ -93,7 +93,10 @@ GROUP_LINK_KINDS: tuple[str, ...] = (
     "pcie",
 )
 FABRIC_KINDS: tuple[str, ...] = ("infiniband", "roce", "efa", "erdma", "tcpx", "ethernet")
-LINK_KINDS: tuple[str, ...] = (*GROUP_LINK_KINDS, *FABRIC_KINDS)
+#: The network kinds the model tells apart within one fabric technology, where its generations
+#: perform differently: GPUDirect-TCPXO (A3 Mega) beside GPUDirect-TCPX (A3 High, A3 Edge).
+GENERATION_KINDS: dict[tuple[str, str], str] = {("tcpx", "tcpxo"): "tcpxo"}
+LINK_KINDS: tuple[str, ...] = (*GROUP_LINK_KINDS, *FABRIC_KINDS, "tcpxo")
 
 #: Efficiency factor per link kind: bus bandwidth collectives reach / raw per-direction figure.
 #: Fitted by `offerings.estimator.calibration.fit_efficiency` (least squares on log busbw) to the
@@ -107,17 +110,18 @@ LINK_KINDS: tuple[str, ...] = (*GROUP_LINK_KINDS, *FABRIC_KINDS)
 #: reason are stated there.
 EFFICIENCY: dict[str, float] = {
     "nvlink": 0.76,
-    "nvlink-sharp": 1.05,
+    "nvlink-sharp": 1.04,
     # NVLink 5 (Blackwell) with NVLink SHARP, fitted apart from NVLink 4: one factor for both
     # overstated Blackwell by the difference.
-    "nvlink5-sharp": 0.92,
+    "nvlink5-sharp": 0.85,
     "infinity-fabric": 0.70,
     "pcie": 0.50,
-    "infiniband": 0.94,
-    "roce": 0.94,
-    "efa": 0.64,
-    "erdma": 0.94,
-    "tcpx": 0.82,
+    "infiniband": 0.95,
+    "roce": 0.95,
+    "efa": 0.65,
+    "erdma": 0.95,
+    "tcpx": 0.41,
+    "tcpxo": 0.82,
     "ethernet": 0.49,
     # InfiniBand with SHARP reducing in the switches (NCCL's CollNet): the network stage of the
     # `sharp` algorithm (offerings.estimator.nccl) runs at this factor instead of InfiniBand's.
@@ -142,26 +146,83 @@ UNCALIBRATED_KINDS: dict[str, str] = {
     ),
 }
 
-#: Latency per ring step, microseconds: NCCL's own tuning model, Ring algorithm with the Simple
-#: protocol (used for large messages), hwLat[] in src/graph/tuning.cc, NVIDIA/nccl commit
-#: 01afd20a77b5804e0ecf1042509dd9d20ebf9e93: NVLink 3.4, PCI 5.7, NET 9.6. NCCL uses one NET
-#: figure for every network; Infinity Fabric is given the NVLink figure (assumption).
-LATENCY_US: dict[str, float] = {
-    "infiniband-sharp": 9.6,
-    "nvlink": 3.4,
-    "nvlink-sharp": 3.4,
-    "nvlink5-sharp": 3.4,
-    "infinity-fabric": 3.4,
-    "pcie": 5.7,
-    "infiniband": 9.6,
-    "roce": 9.6,
-    "efa": 9.6,
-    "erdma": 9.6,
-    "tcpx": 9.6,
-    "ethernet": 9.6,
+#: NCCL's own tuning model (src/graph/tuning.cc at NVIDIA/nccl commit
+#: b6475625fbcaa2c3c0e50eed2fa1255d7514d4a2, NCCL 2.19-2.20): the latency of one step, in
+#: microseconds, by algorithm, by what the step crosses (NVLink, PCIe or the network) and by
+#: protocol (hwLat[]). NCCL times a call as its base latency plus its steps' latencies plus the
+#: bytes over the bandwidth, for each algorithm and protocol it may use, and runs the fastest.
+#: LL moves 8-byte lines of 4 data bytes and a flag (lowest latency, a quarter of the bandwidth),
+#: LL128 128-byte lines of 120 (92% of it), Simple whole chunks behind memory fences (all of it,
+#: the most latency). "nvls" is the NVSwitch's own reduction (NVLS inside a node, NVLS tree
+#: between nodes: 14 us a network step), "sharp" NCCL's CollNet (Direct inside an NVSwitch node:
+#: 3.7 us, and 31 us for the network). Infinity Fabric takes NVLink's figures (assumption).
+NCCL_LATENCY_US: dict[str, dict[str, dict[str, float]]] = {
+    "ring": {
+        "nvlink": {"ll": 0.6, "ll128": 1.9, "simple": 3.4},
+        "pcie": {"ll": 1.0, "ll128": 2.5, "simple": 5.7},
+        "net": {"ll": 2.7, "ll128": 4.0, "simple": 14.0},
+    },
+    "tree": {
+        "nvlink": {"ll": 0.6, "ll128": 1.25, "simple": 28.0},
+        "pcie": {"ll": 1.0, "ll128": 1.9, "simple": 28.0},
+        "net": {"ll": 5.0, "ll128": 8.5, "simple": 28.0},
+    },
+    "nvls": {"nvlink": {"simple": 23.0}, "net": {"simple": 14.0}},
+    "sharp": {"nvlink": {"simple": 3.7}, "pcie": {"simple": 3.7}, "net": {"simple": 31.0}},
 }
-#: Base latency of one collective call, microseconds (same file: baseLat, Ring/Simple = 8.4).
-BASE_LATENCY_US = 8.4
+#: Base latency of one call, microseconds, by algorithm and protocol (same file: baseLat[]; NVLS
+#: and CollNet have none). alltoall's point-to-point sends take the ring's.
+NCCL_BASE_LATENCY_US: dict[str, dict[str, float]] = {
+    "ring": {"ll": 6.6, "ll128": 14.0, "simple": 8.4},
+    "tree": {"ll": 6.8, "ll128": 14.0, "simple": 0.0},
+    "nvls": {"simple": 0.0},
+    "sharp": {"simple": 0.0},
+}
+#: Same file: a ring's Simple all-reduce across nodes takes 1.4 times its latency (1.9 before
+#: Ampere): "plateau effect of ring".
+RING_PLATEAU = {"volta": 1.9, "later": 1.4}
+#: Same file: on Intel x86 hosts a network step costs at least 1 us of posting (3 with Simple);
+#: NCCL raises an inter-node ring's NVLink step latency to it. Hosts' CPUs are not in the
+#: catalog; Intel's figure is taken (AMD's is 2).
+NET_OVERHEAD_US = {"ll": 1.0, "ll128": 1.0, "simple": 3.0}
+
+
+#: The bandwidth a protocol reaches, as a share of Simple's (same file): LL a quarter on a ring
+#: (a third for an all-gather or reduce-scatter inside one node), 1/3.8 on a tree; LL128 0.92 on
+#: a ring and 120/128 on a tree between nodes.
+PROTOCOL_SHARE: dict[str, dict[str, float]] = {
+    "ring": {"ll": 1 / 4, "ll128": 0.92, "simple": 1.0},
+    "tree": {"ll": 1 / 3.8, "ll128": 120 / 128, "simple": 1.0},
+}
+#: LL's bus bandwidth tops out at this, GB/s (same file: llMaxBws): inside one node by GPU
+#: generation, between nodes by the host's CPU (Intel's row; AMD's is 22.5 and 19.0).
+LL_MAX_BUSBW = {"one-node-volta": 39.0, "one-node": 87.7, "two-nodes": 39.0, "more-nodes": 20.4}
+#: Same file: "trees are not perfectly sticking to the model for medium sizes": a tree's bandwidth
+#: times this, by protocol, at messages of 64 B x 2^i (i = 0 to 22, so up to 256 MiB).
+# fmt: off
+TREE_CORRECTION: dict[str, tuple[float, ...]] = {
+    "ll":     (1.0, 1.0, 1.0, 1.0, 0.9, 0.8, 0.7, 0.7, 0.7, 0.7, 0.6, 0.5,
+               0.4, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.0, 1.0, 1.0),
+    "ll128":  (1.0, 1.0, 1.0, 1.0, 1.0, 0.9, 0.8, 0.8, 0.8, 0.7, 0.6, 0.6,
+               0.6, 0.6, 0.6, 0.6, 0.8, 0.9, 0.9, 0.9, 0.9, 1.0, 1.0),
+    "simple": (0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.8, 0.7, 0.6, 0.6, 0.5,
+               0.5, 0.5, 0.5, 0.6, 0.7, 0.8, 0.7, 0.7, 0.8, 0.9, 0.9),
+}
+# fmt: on
+
+
+def ring_latencies(constants: Constants, protocol: str) -> dict[str, float]:
+    """A ring step's latency over each link kind with `protocol`, as the page lists them."""
+    table = constants.nccl_latency_us["ring"]
+    return {kind: table[link_hardware(kind)][protocol] for kind in LINK_KINDS}
+
+
+def link_hardware(kind: str) -> str:
+    """What a step over `kind` crosses, as NCCL's latency table names it."""
+    if kind in GROUP_LINK_KINDS:
+        return "pcie" if kind == "pcie" else "nvlink"
+    return "net"
+
 
 #: A group's traffic to other groups leaves through at most this many GPUs' network ports: an
 #: 8-GPU node uses all its ports; a GB200 NVL72 rack (72 GPUs, a NIC each) does not use 72. Fitted
@@ -170,39 +231,23 @@ BASE_LATENCY_US = 8.4
 #: published runs fall.
 DOMAIN_EXIT_CHANNELS = 9
 
-#: What a call that crosses the network costs besides its bandwidth and NCCL's per-step figures,
-#: microseconds, by fabric: filling the pipeline through NICs and switches. NCCL's tuning figures
-#: above leave published 1-64 MiB runs 35-115% faster than measured; these are fitted to the
-#: small-message rows of the fitted runs (offerings.estimator.calibration.fit_latency). RoCE and
-#: eRDMA take InfiniBand's, plain Ethernet too (no small-message result is fitted for them).
+#: What a Simple call that crosses the network costs besides its bandwidth and NCCL's per-step
+#: figures, microseconds, by network kind: the network's own latency and filling the pipeline
+#: through NICs and switches (an LL or LL128 call pays half: nccl.LL_NETWORK_LATENCY_SHARE).
+#: NCCL's tuning figures alone leave published 1-64 MiB runs far faster than measured; these are
+#: fitted to the small-message rows of the fitted runs (calibration.fit_latency). RoCE and eRDMA
+#: take InfiniBand's, plain Ethernet too (no small-message result is fitted for them).
 NETWORK_CALL_LATENCY_US: dict[str, float] = {
-    "infiniband": 71.0,
-    "roce": 71.0,
-    "efa": 97.0,
-    "erdma": 71.0,
-    "tcpx": 94.0,
-    "ethernet": 71.0,
-    "infiniband-sharp": 71.0,
+    "infiniband": 72.0,
+    "roce": 72.0,
+    "efa": 114.0,
+    "erdma": 72.0,
+    "tcpx": 588.0,
+    "tcpxo": 53.0,
+    "ethernet": 72.0,
+    "infiniband-sharp": 72.0,
 }
 
-#: The same for small messages (inference tensor parallelism all-reduces kilobytes per token):
-#: NCCL then uses the LL protocol, Ring/LL in the same table: NVLink 0.47, PCI 1.0, NET 2.7 us
-#: per step, base 3.6 us.
-LATENCY_LL_US: dict[str, float] = {
-    "infiniband-sharp": 2.7,
-    "nvlink": 0.47,
-    "nvlink-sharp": 0.47,
-    "nvlink5-sharp": 0.47,
-    "infinity-fabric": 0.47,
-    "pcie": 1.0,
-    "infiniband": 2.7,
-    "roce": 2.7,
-    "efa": 2.7,
-    "erdma": 2.7,
-    "tcpx": 2.7,
-    "ethernet": 2.7,
-}
-BASE_LATENCY_LL_US = 3.6
 
 #: Memory model, bytes per parameter besides the weights and gradients (which take
 #: bytes_per_param each): Adam in mixed precision keeps an fp32 master copy and two fp32 moments,
@@ -277,8 +322,10 @@ FORMULA_MESSAGES: tuple[str, ...] = (
         "NVLink domain spanning nodes); each stage adds its steps x NCCL's per-step latency"
     ),
     gettext_noop(
-        "one call = max(link stage, network stage) + 8.4 us + the fitted per-call network "
-        "latency when it crosses the network (NCCL pipelines the stages)"
+        "one call, as NCCL's tuning model: the slower stage's bytes + every step's latency + "
+        "the base latency, + the fitted per-call network latency when it crosses the network "
+        "(half of it for LL and LL128); NCCL's protocol (LL, LL128 or Simple) is the fastest "
+        "the hardware allows"
     ),
     gettext_noop(
         "train-ddp: gradients accumulate over the k micro-batches and are all-reduced once per "
@@ -329,14 +376,16 @@ class Constants:
     """Every tunable number the model uses; `DEFAULT_CONSTANTS` holds the cited defaults."""
 
     efficiency: Mapping[str, float] = field(default_factory=lambda: dict(EFFICIENCY))
-    latency_us: Mapping[str, float] = field(default_factory=lambda: dict(LATENCY_US))
-    base_latency_us: float = BASE_LATENCY_US
+    nccl_latency_us: Mapping[str, Mapping[str, Mapping[str, float]]] = field(
+        default_factory=lambda: {a: dict(t) for a, t in NCCL_LATENCY_US.items()}
+    )
+    nccl_base_latency_us: Mapping[str, Mapping[str, float]] = field(
+        default_factory=lambda: dict(NCCL_BASE_LATENCY_US)
+    )
     domain_exit_channels: int = DOMAIN_EXIT_CHANNELS
     network_call_latency_us: Mapping[str, float] = field(
         default_factory=lambda: dict(NETWORK_CALL_LATENCY_US)
     )
-    latency_ll_us: Mapping[str, float] = field(default_factory=lambda: dict(LATENCY_LL_US))
-    base_latency_ll_us: float = BASE_LATENCY_LL_US
     pcie_gbytes_per_s: Mapping[int, float] = field(default_factory=lambda: dict(PCIE_GBYTES_PER_S))
     optimizer_bytes_per_param: float = OPTIMIZER_BYTES_PER_PARAM
     training_memory_fraction: float = TRAINING_MEMORY_FRACTION
@@ -379,6 +428,16 @@ class FabricSpec:
     max_nodes: int | None = None
     # The instance's general network (VPC): what nodes talk over when there is no back-end.
     network_gbits_per_s: float | None = None
+    # The fabric's generation where it changes how NCCL runs over it: efa-v1 to efa-v4, tcpx,
+    # tcpxo (None: unknown or not applicable).
+    generation: str | None = None
+
+    @property
+    def kind(self) -> str:
+        """The network kind whose factor and latency apply: the technology, or its generation
+        where the model tells generations apart (GENERATION_KINDS); an unknown generation takes
+        the technology's own (the first generation's) figures."""
+        return GENERATION_KINDS.get((self.technology, self.generation or ""), self.technology)
 
     @property
     def between_nodes_gbits_per_s(self) -> float | None:

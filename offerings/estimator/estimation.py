@@ -38,6 +38,7 @@ from offerings.estimator.core import (
     EstimateResult,
     InstanceSpec,
     Job,
+    ring_latencies,
 )
 from offerings.estimator.nccl import communication
 from offerings.estimator.phrases import Phrase, english, gettext_noop, join_reasons
@@ -356,9 +357,7 @@ def estimate_inference(
             layers, hidden = transformer_shape(job.params, constants.hidden_per_layer)
             message = job.batch * hidden * job.bytes_per_param
             allreduces = TP_ALLREDUCES_PER_LAYER * layers
-            times = communication(
-                instance, nodes_needed, (("all_reduce", message, 1),), constants, True
-            )
+            times = communication(instance, nodes_needed, (("all_reduce", message, 1),), constants)
             missing.extend(tp_plan.missing)
             if times.total_s is not None and times.inter_s is not None:
                 tp_comm = allreduces * times.total_s / job.batch
@@ -587,10 +586,12 @@ def assumptions(job: Job, constants: Constants = DEFAULT_CONSTANTS) -> dict[str,
         "micro_batch_tokens": job.micro_batch_tokens,
         "efficiency_factors": dict(constants.efficiency),
         "uncalibrated_factors": dict(UNCALIBRATED_KINDS),
-        "latency_us_per_step": dict(constants.latency_us),
-        "base_latency_us_per_collective": constants.base_latency_us,
-        "latency_us_per_step_small_messages": dict(constants.latency_ll_us),
-        "base_latency_us_per_collective_small_messages": constants.base_latency_ll_us,
+        "latency_us_per_step": ring_latencies(constants, "simple"),
+        "base_latency_us_per_collective": constants.nccl_base_latency_us["ring"]["simple"],
+        "latency_us_per_step_small_messages": ring_latencies(constants, "ll"),
+        "base_latency_us_per_collective_small_messages": constants.nccl_base_latency_us["ring"][
+            "ll"
+        ],
         "pcie_gbytes_per_s_per_direction": {
             str(k): v for k, v in constants.pcie_gbytes_per_s.items()
         },

@@ -31,14 +31,15 @@ Bytes each stage moves, by algorithm (docs/estimator.md "The collective model" h
   are timed as a ring whatever is asked; alltoall (point to point) sends (m-1)/G x S per GPU to
   its own group and m(G-m)/G x S per group over the network.
 
-Time: each stage's bytes over its bandwidth plus its steps times NCCL's Simple-protocol latency
-per step (core.LATENCY_US): a ring all-reduce 2(G-D) link and 2(D-1) network steps, a tree or
-NVLS 2(m-1) and 2 log2 D, SHARP 2(m-1) and 2, alltoall one of each. NCCL pipelines the stages,
-so a call takes its slower stage (the other stage's step latencies hide behind it, where NCCL's
-own tuning model adds them: a simplification), plus the base latency and, when it crosses the
-network, the fitted per-call network latency. Bus bandwidth as nccl-tests computes it
-(doc/PERFORMANCE.md): algbw = S / t, busbw = algbw x 2(G-1)/G for all_reduce, x (G-1)/G for
-the others.
+Time, as NCCL's own tuning model times a call (core.NCCL_LATENCY_US, from its tuning.cc): the
+slower stage's bytes over its bandwidth, plus every step's latency (by algorithm, by what the
+step crosses and by protocol: a ring all-reduce 2(G-1) steps, 2D of them over the network; a
+tree 2(m-1) and 2 log2 D; NVLS one switch latency and its tree's 2 log2 D; SHARP NCCL's CollNet
+Direct; alltoall one of each), plus the call's base latency and, when it crosses the network,
+the fitted per-call network latency (half of it for LL and LL128). NCCL runs each call with the
+fastest protocol the hardware allows (`protocols`): LL, LL128 or Simple, each with its share of
+the bandwidth. Bus bandwidth as nccl-tests computes it (doc/PERFORMANCE.md): algbw = S / t,
+busbw = algbw x 2(G-1)/G for all_reduce, x (G-1)/G for the others.
 """
 
 from __future__ import annotations
@@ -51,8 +52,14 @@ from offerings.estimator.core import (
     DEFAULT_CONSTANTS,
     FABRIC_KINDS,
     GB,
+    LL_MAX_BUSBW,
+    NET_OVERHEAD_US,
+    PROTOCOL_SHARE,
+    RING_PLATEAU,
+    TREE_CORRECTION,
     Constants,
     InstanceSpec,
+    link_hardware,
 )
 from offerings.estimator.phrases import gettext_noop
 
@@ -93,10 +100,18 @@ class Stage:
     name: str  # "link" (inside a group) or "network" (between groups)
     kind: str  # the efficiency factor's link kind: nvlink, nvlink-sharp, pcie, infiniband, ...
     bytes: float  # per GPU over a link; per group over the network
-    bandwidth_gbytes_per_s: float  # after efficiency: per GPU, or per group
+    bandwidth_gbytes_per_s: float  # after efficiency and the protocol's share: per GPU, or group
     steps: float  # latency steps over this stage
     latency_us: float  # per step
-    seconds: float
+    seconds: float  # the bytes over the bandwidth plus the steps' latency
+
+    @property
+    def transfer_s(self) -> float:
+        return self.bytes / (self.bandwidth_gbytes_per_s * GB)
+
+    @property
+    def steps_s(self) -> float:
+        return self.steps * self.latency_us * 1e-6
 
 
 @dataclass(frozen=True)
@@ -110,11 +125,12 @@ class Expectation:
     message_bytes: int
     plan: Plan | None = None
     stages: tuple[Stage, ...] = ()
-    base_latency_us: float = 0.0
+    base_latency_us: float = 0.0  # the call's own: NCCL's base, the plateau, the network's
     time_s: float | None = None
     missing: tuple[str, ...] = ()  # unknown facts: cannot estimate
     refused: tuple[str, dict] | None = None  # the algorithm cannot run here: (message, values)
     considered: dict[str, float] = field(default_factory=dict)  # auto: algorithm -> seconds
+    protocol: str | None = None  # NCCL's protocol: ll, ll128 or simple
 
     @property
     def estimated(self) -> bool:
@@ -135,13 +151,12 @@ class Expectation:
 
     @property
     def bottleneck(self) -> str | None:
-        """The slower stage ("link" or "network"), or "latency" when the steps' latency is
-        more than the slower stage's bandwidth time."""
+        """The slower stage ("link" or "network"), or "latency" when the latencies take more
+        of the call than the slower stage's bytes."""
         if not self.stages or self.time_s is None:
             return None
-        slowest = max(self.stages, key=lambda stage: stage.seconds)
-        transfer = slowest.bytes / (slowest.bandwidth_gbytes_per_s * GB)
-        if transfer < self.time_s - transfer:
+        slowest = max(self.stages, key=lambda stage: stage.transfer_s)
+        if slowest.transfer_s < self.time_s - slowest.transfer_s:
             return "latency"
         return slowest.name
 
@@ -150,19 +165,58 @@ def nvls_capable(the_plan: Plan) -> bool:
     return the_plan.intra_kind in NVLS_KINDS
 
 
-def _stage(
-    name: str,
-    kind: str,
-    size: float,
-    bandwidth: float,
-    steps: float,
-    constants: Constants,
-    small_messages: bool,
-) -> Stage:
-    table = constants.latency_ll_us if small_messages else constants.latency_us
-    latency = table[kind]
-    seconds = size / (bandwidth * GB) + steps * latency * 1e-6
-    return Stage(name, kind, size, bandwidth, steps, latency, seconds)
+#: NVLink generation -> the GPU generation NCCL's tables name (LL128 and the ring plateau).
+_ARCH = {2: "volta", 3: "ampere", 4: "hopper", 5: "blackwell"}
+
+#: Networks whose transport lets NCCL use its LL and LL128 protocols between nodes.
+#: EFA before its second generation delivers bytes out of order, so aws-ofi-nccl runs Simple
+#: only there (AWS's maintainer in aws/aws-ofi-nccl#76, 2021-12-17; on P5's EFA the plugin no
+#: longer forces it, aws/aws-ofi-nccl#280, 2023-09-29). LL128 also needs GPUDirect RDMA NICs
+#: beside the GPUs (NCCL enables it only when the NIC sits under the GPU's PCIe switch):
+#: InfiniBand and RoCE with NCCL's own verbs transport, and EFA from its second generation.
+LL_NETWORKS = ("infiniband", "roce", "efa", "erdma", "tcpx", "tcpxo", "ethernet")
+LL128_NETWORKS = ("infiniband", "roce", "efa")
+#: The share of the fitted per-call network latency an LL or LL128 call pays (tuning.cc adds the
+#: network plugin's latency to a network step once, and once more for Simple's flush).
+LL_NETWORK_LATENCY_SHARE = 0.5
+
+#: EFA generations that deliver in order (None: unknown, taken as the first generation's).
+EFA_IN_ORDER = ("efa-v2", "efa-v3", "efa-v4")
+
+
+def _arch(instance: InstanceSpec) -> str | None:
+    link = instance.link
+    if link.technology != "nvlink" or link.generation is None:
+        return None
+    return _ARCH.get(link.generation)
+
+
+def protocols(algorithm: str, the_plan: Plan, instance: InstanceSpec) -> tuple[str, ...]:
+    """The protocols NCCL may run `algorithm` with here (tuning.cc's rules): NVLS and CollNet
+    run Simple only; LL128 only over NVLink of Volta, Ampere or Hopper GPUs (this NCCL leaves it
+    off on Blackwell) and, between nodes, over a network in LL128_NETWORKS; a network that does
+    not deliver in order runs Simple only."""
+    if algorithm in ("nvls", "sharp", "p2p"):
+        return ("simple",)
+    network = the_plan.inter_kind if the_plan.groups > 1 else None
+    generation = instance.fabric.generation
+    if network == "efa" and generation not in EFA_IN_ORDER:
+        return ("simple",)
+    if network == "tcpx":
+        # GPUDirect-TCPX (A3 High) runs Simple only: apple/axlearn's A3 job environment,
+        # axlearn/cloud/gcp/job.py at 3f3ad8e630154d3be53f6b8f7976169ecd95b257 ("TCPX only
+        # supports Simple protocol").
+        return ("simple",)
+    if network is not None and network not in LL_NETWORKS:
+        return ("simple",)
+    found = ["simple", "ll"]
+    ll128 = the_plan.intra_kind in ("nvlink", *NVLS_KINDS) or the_plan.group_gpus == 1
+    ll128 = ll128 and _arch(instance) in ("volta", "ampere", "hopper")
+    if network is not None and network not in LL128_NETWORKS:
+        ll128 = False
+    if ll128:
+        found.append("ll128")
+    return tuple(found)
 
 
 def _bandwidths(
@@ -181,13 +235,27 @@ def _bandwidths(
     return link, network
 
 
+def _step_latency(
+    constants: Constants, algorithm: str, kind: str, protocol: str, multi_group: bool
+) -> float:
+    """NCCL's latency of one step of `algorithm` over `kind` with `protocol`, microseconds."""
+    family = "ring" if algorithm == "p2p" else algorithm
+    table = constants.nccl_latency_us[family]
+    latency = table[link_hardware(kind)][protocol]
+    if family == "ring" and multi_group and link_hardware(kind) != "net" and latency > 0:
+        # An inter-node ring's NVLink steps still post network operations (a perfect run,
+        # `line_rate`, has no latency at all and keeps none).
+        latency = max(latency, NET_OVERHEAD_US[protocol])
+    return latency
+
+
 def _stages(
     algorithm: str,
     collective: str,
     size: float,
     the_plan: Plan,
     constants: Constants,
-    small_messages: bool,
+    protocol: str,
 ) -> tuple[Stage, ...]:
     g, m, d = the_plan.gpus, the_plan.group_gpus, the_plan.groups
     link_kind = the_plan.intra_kind
@@ -196,14 +264,33 @@ def _stages(
     network_kind = the_plan.inter_kind
     if algorithm == "sharp":
         network_kind = "infiniband-sharp"
+    if collective in ("all_gather", "reduce_scatter"):
+        # All-gather and reduce-scatter: every shard reaches every GPU whatever the algorithm
+        # (NVLS and SHARP measure as a ring does, Together's B200 runs), so each is timed as one.
+        link_kind = "nvlink" if link_kind in NVLS_KINDS else link_kind
+        network_kind = the_plan.inter_kind
+        algorithm = "ring"
     link_bw, network_bw = _bandwidths(the_plan, constants, link_kind, network_kind)
-    a = 2 if collective == "all_reduce" else 1
+    share = PROTOCOL_SHARE.get(algorithm, {}).get(protocol, 1.0)
+    if algorithm == "ring" and protocol == "ll" and d == 1 and collective != "all_reduce":
+        share = 1 / 3
     stages: list[Stage] = []
 
-    def add(name: str, kind: str | None, nbytes: float, bandwidth: float | None, steps: float):
+    def add(
+        name: str,
+        kind: str | None,
+        nbytes: float,
+        bandwidth: float | None,
+        steps: float,
+        latency: float | None = None,
+    ):
         assert kind is not None
         assert bandwidth is not None
-        stages.append(_stage(name, kind, nbytes, bandwidth, steps, constants, small_messages))
+        bandwidth *= share
+        if latency is None:
+            latency = _step_latency(constants, algorithm, kind, protocol, d > 1)
+        seconds = nbytes / (bandwidth * GB) + steps * latency * 1e-6
+        stages.append(Stage(name, kind, nbytes, bandwidth, steps, latency, seconds))
 
     if collective == "alltoall":
         if m > 1:
@@ -211,17 +298,15 @@ def _stages(
         if d > 1:
             add("network", the_plan.inter_kind, m * (g - m) / g * size, network_bw, 1)
         return tuple(stages)
-    if collective != "all_reduce":
-        # All-gather and reduce-scatter: every shard reaches every GPU whatever the algorithm
-        # (NVLS and SHARP measure as a ring does, Together's B200 runs), so each is timed as one.
-        link_kind = "nvlink" if link_kind in NVLS_KINDS else link_kind
-        link_bw, network_bw = _bandwidths(the_plan, constants, link_kind, the_plan.inter_kind)
-        algorithm = "ring"
     if algorithm == "ring":
+        # NCCL's steps: 2(G-1) for an all-reduce, G-1 for the others; 2D (D-1) of them cross
+        # the network when there are several groups.
+        a = 2 if collective == "all_reduce" else 1
+        network_steps = (2 * d if a == 2 else d - 1) if d > 1 else 0
         if m > 1:
-            add("link", link_kind, a * (g - 1) / g * size, link_bw, a * (g - d))
+            add("link", link_kind, a * (g - 1) / g * size, link_bw, a * (g - 1) - network_steps)
         if d > 1:
-            add("network", the_plan.inter_kind, a * (g - 1) / g * size, network_bw, a * (d - 1))
+            add("network", the_plan.inter_kind, a * (g - 1) / g * size, network_bw, network_steps)
         return tuple(stages)
     if algorithm == "tree":
         if m > 1:
@@ -229,26 +314,65 @@ def _stages(
         tree_bw = network_bw * tree_factor(the_plan.inter_kind, constants)
         add("network", the_plan.inter_kind, tree_bytes(d, size), tree_bw, 2 * math.log2(d))
         return tuple(stages)
-    # nvls and sharp: reduce inside the group, then between groups.
+    if algorithm == "sharp":
+        # NCCL's CollNet Direct: 2 x (one NVLink step + 0.4 us per other GPU), then one
+        # network step.
+        if m > 1:
+            intra = constants.nccl_latency_us["sharp"][link_hardware(link_kind)]["simple"]
+            latency = 2 * (intra + 0.4 * (m - 1))
+            add("link", link_kind, 2 * (m - 1) / m * size, link_bw, 1, latency)
+        if d > 1:
+            add("network", network_kind, size, network_bw, 1)
+        return tuple(stages)
+    # nvls: the switch reduces inside the group (one NVLS latency), then NCCL's NVLS tree, a
+    # double binary tree between the groups.
     if m > 1:
-        add("link", link_kind, 2 * (m - 1) / m * size, link_bw, 2 * (m - 1))
+        add("link", link_kind, 2 * (m - 1) / m * size, link_bw, 1)
     if d > 1:
-        if algorithm == "sharp":
-            add("network", network_kind, size, network_bw, 2)
-        else:  # NCCL's NVLS tree: a double binary tree between the groups
-            add("network", the_plan.inter_kind, tree_bytes(d, size), network_bw, 2 * math.log2(d))
+        add("network", the_plan.inter_kind, tree_bytes(d, size), network_bw, 2 * math.log2(d))
     return tuple(stages)
 
 
-def _network_call_latency(
-    stages: tuple[Stage, ...], constants: Constants, small_messages: bool
-) -> float:
-    """Microseconds a call that crosses the network adds (Simple protocol; NCCL's LL figures
-    stand alone for small messages)."""
-    if small_messages:
-        return 0.0
-    kinds = [stage.kind for stage in stages if stage.name == "network"]
-    return constants.network_call_latency_us.get(kinds[0], 0.0) if kinds else 0.0
+def _call_time(
+    algorithm: str,
+    collective: str,
+    protocol: str,
+    stages: tuple[Stage, ...],
+    the_plan: Plan,
+    instance: InstanceSpec,
+    size: float,
+    constants: Constants,
+) -> tuple[float, float]:
+    """(seconds, the call's own latency in us): as NCCL's model, the slowest stage's bytes
+    plus every step's latency plus the call's base latency, with the fitted per-call network
+    latency when the call crosses the network (half of it for LL and LL128)."""
+    family = "ring" if algorithm in ("p2p",) or collective != "all_reduce" else algorithm
+    base = constants.nccl_base_latency_us[family][protocol]
+    steps = sum(stage.steps_s for stage in stages)
+    plateau = family == "ring" and protocol == "simple" and collective == "all_reduce"
+    if plateau and the_plan.groups > 1 and not the_plan.spanning:
+        factor = RING_PLATEAU["volta" if _arch(instance) == "volta" else "later"]
+        base += (factor - 1) * (steps * 1e6 + base)
+    transfer = max(stage.transfer_s for stage in stages)
+    if family == "tree":
+        index = int(math.log2(max(1, int(size) >> 6)))
+        if index < len(TREE_CORRECTION[protocol]):
+            transfer /= TREE_CORRECTION[protocol][index]
+    if protocol == "ll":
+        d = the_plan.groups
+        cap = (
+            LL_MAX_BUSBW["one-node-volta" if _arch(instance) == "volta" else "one-node"]
+            if d == 1
+            else LL_MAX_BUSBW["two-nodes" if d == 2 else "more-nodes"]
+        )
+        transfer = max(transfer, size * BUSBW_FACTOR[collective](the_plan.gpus) / (cap * GB))
+    network = [stage.kind for stage in stages if stage.name == "network"]
+    if network:
+        # The network's own latency (fitted per call): NCCL counts a network's latency once
+        # for LL and LL128 and twice for Simple (its flush), so LL and LL128 take half.
+        share = 1.0 if protocol == "simple" else LL_NETWORK_LATENCY_SHARE
+        base += share * constants.network_call_latency_us.get(network[0], 0.0)
+    return transfer + steps + base * 1e-6, base
 
 
 def band_kind(result: Expectation) -> str | None:
@@ -315,7 +439,8 @@ def _candidates(collective: str, the_plan: Plan) -> list[str]:
     if collective != "all_reduce":
         return ["ring"]
     if the_plan.groups < 2:
-        return ["nvls"] if nvls_capable(the_plan) else ["ring"]
+        # NCCL weighs NVLS against its ring: a few kilobytes go faster around the ring with LL.
+        return ["nvls", "ring"] if nvls_capable(the_plan) else ["ring"]
     # SHARP (CollNet) is left out: NCCL runs it only when NCCL_COLLNET_ENABLE asks for it.
     return ["nvls", "ring"] if nvls_capable(the_plan) else ["ring", "tree"]
 
@@ -329,7 +454,6 @@ def expect(
     *,
     sharp: bool | None = None,
     constants: Constants = DEFAULT_CONSTANTS,
-    small_messages: bool = False,
 ) -> Expectation:
     """The expected time and bandwidth of `collective` over `message_bytes` on `nodes` nodes.
 
@@ -359,18 +483,25 @@ def expect(
     if the_plan.missing:
         return replace(blank, missing=the_plan.missing)
     options = _candidates(collective, the_plan) if algorithm == "auto" else [algorithm]
-    base = constants.base_latency_ll_us if small_messages else constants.base_latency_us
     best: Expectation | None = None
     considered: dict[str, float] = {}
     for option in options:
-        stages = _stages(option, collective, message_bytes, the_plan, constants, small_messages)
-        call = base + _network_call_latency(stages, constants, small_messages)
-        seconds = max(stage.seconds for stage in stages) + call * 1e-6
-        considered[option] = seconds
-        if best is None or seconds < best.time_s:
-            best = replace(
-                blank, algorithm=option, stages=stages, base_latency_us=call, time_s=seconds
+        for protocol in protocols(option, the_plan, instance):
+            stages = _stages(option, collective, message_bytes, the_plan, constants, protocol)
+            seconds, call = _call_time(
+                option, collective, protocol, stages, the_plan, instance, message_bytes, constants
             )
+            if option not in considered or seconds < considered[option]:
+                considered[option] = seconds
+            if best is None or seconds < best.time_s:
+                best = replace(
+                    blank,
+                    algorithm=option,
+                    stages=stages,
+                    base_latency_us=call,
+                    time_s=seconds,
+                    protocol=protocol,
+                )
     assert best is not None
     return replace(best, considered=considered if algorithm == "auto" else {})
 
@@ -381,8 +512,14 @@ def line_rate(constants: Constants) -> Constants:
     return replace(
         constants,
         efficiency={kind: max(1.0, factor) for kind, factor in constants.efficiency.items()},
-        latency_us=dict.fromkeys(constants.latency_us, 0.0),
-        base_latency_us=0.0,
+        nccl_latency_us={
+            algorithm: {hw: dict.fromkeys(row, 0.0) for hw, row in table.items()}
+            for algorithm, table in constants.nccl_latency_us.items()
+        },
+        nccl_base_latency_us={
+            algorithm: dict.fromkeys(row, 0.0)
+            for algorithm, row in constants.nccl_base_latency_us.items()
+        },
         network_call_latency_us=dict.fromkeys(constants.network_call_latency_us, 0.0),
     )
 
@@ -392,7 +529,6 @@ def communication(
     nodes: int,
     calls: tuple[tuple[str, float, int], ...],
     constants: Constants = DEFAULT_CONSTANTS,
-    small_messages: bool = False,
 ) -> CommTimes:
     """A training step's or a token's communication: `calls` is (collective, bytes, how many
     times), each timed by `expect` with `auto`. The link and network seconds are summed over the
@@ -406,7 +542,6 @@ def communication(
             nodes,
             max(1, round(size)),
             constants=constants,
-            small_messages=small_messages,
         )
         if result.refused is not None:  # one GPU: nothing to talk to
             continue

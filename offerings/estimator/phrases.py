@@ -107,6 +107,7 @@ LINK_NAMES: dict[str, LinkName] = {
     "efa": LinkName("EFA"),
     "erdma": LinkName("eRDMA"),
     "tcpx": LinkName("GPUDirect-TCPX"),
+    "tcpxo": LinkName("GPUDirect-TCPXO"),
     "ethernet": LinkName(gettext_noop("TCP over the general network")),
     "tree": LinkName(gettext_noop("NCCL tree between nodes")),
     "tree-efa": LinkName(gettext_noop("NCCL tree over EFA")),

@@ -62,6 +62,7 @@ SPEC_FIELDS = (
     "fabric__multi_node",
     "fabric__max_nodes",
     "fabric__network_gbits_per_s",
+    "fabric__generation",
     "row_offer_id",
 )
 
@@ -83,7 +84,9 @@ def link_spec(technology, topology, generation, domain_size, bandwidth) -> GpuLi
     )
 
 
-def fabric_spec(technology, bandwidth, multi_node, max_nodes, network=None) -> FabricSpec:
+def fabric_spec(
+    technology, bandwidth, multi_node, max_nodes, network=None, generation=None
+) -> FabricSpec:
     """A fabric row's fields as the estimator's data (no row: all unknown)."""
     if technology is None:
         return FabricSpec()
@@ -93,6 +96,7 @@ def fabric_spec(technology, bandwidth, multi_node, max_nodes, network=None) -> F
         network_gbits_per_s=as_float(network),
         multi_node=multi_node,
         max_nodes=max_nodes,
+        generation=generation or None,
     )
 
 
@@ -131,7 +135,7 @@ def lean_rows(rows: QuerySet, rates: RateTable) -> list[tuple[Any, InstanceSpec,
         spec = shared.get(key)
         if spec is None:
             gpu_count, memory, tflops, pcie = key[:4]
-            link, fabric = key[4:9], key[9:14]
+            link, fabric = key[4:9], key[9:15]
             spec = shared[key] = InstanceSpec(
                 id=0,
                 name="",
@@ -360,6 +364,7 @@ def links_of(row: InstanceType) -> tuple[GpuLinkSpec, FabricSpec]:
             fabric.multi_node,
             fabric.max_nodes,
             fabric.network_gbits_per_s,
+            fabric.generation,
         )
         if fabric is not None
         else FabricSpec(),

@@ -70,7 +70,8 @@ def test_a_ring_all_reduce_moves_the_whole_message_over_the_network_even_at_two_
     factor = DEFAULT_CONSTANTS.efficiency["infiniband"]
     assert network.bytes == pytest.approx(2 * 15 / 16 * GIB)
     assert network.bandwidth_gbytes_per_s == pytest.approx(8 * 25 * factor)
-    assert network.seconds == pytest.approx(2 * 15 / 16 * GIB / (200e9 * factor) + 2 * 9.6e-6)
+    # NCCL's steps: 2D = 4 of them cross the network, 14 us each (Simple).
+    assert network.seconds == pytest.approx(2 * 15 / 16 * GIB / (200e9 * factor) + 4 * 14.0e-6)
     # busbw = S / t x 2 x 15/16 = at most the node's network bandwidth: no halving at 2 nodes
     assert result.busbw_gbytes_per_s < 200 * factor
     assert result.bottleneck == "network"
@@ -139,6 +140,72 @@ def test_auto_picks_the_faster_of_ring_and_tree_and_says_what_it_weighed():
     assert large.algorithm == "ring"  # a tree moves 2 S, a ring 2 (G-1)/G S
 
 
+H100_HGX = GpuLinkSpec("nvlink", "nvswitch", 4, 8, 900)
+B200_HGX = GpuLinkSpec("nvlink", "nvswitch", 5, 8, 1800)
+
+
+def test_nccl_runs_the_fastest_protocol_the_hardware_allows():
+    # 8 KB on one H100 node: a ring with LL (6.6 us base + 14 NVLink steps of 0.6 us) beats
+    # NVLS (23 us, Simple only) and LL128 (14 us base + 14 x 1.9 us).
+    tiny = expect(spec(link=H100_HGX), "all_reduce", 1, 8192)
+    assert (tiny.algorithm, tiny.protocol) == ("ring", "ll")
+    assert tiny.time_s == pytest.approx(
+        (6.6 + 14 * 0.6) * 1e-6 + 2 * 7 / 8 * 8192 / (450e9 * 0.76 / 4), rel=1e-9
+    )
+    # 1 GiB: bandwidth decides, and NVLS (Simple) wins.
+    assert expect(spec(link=H100_HGX), "all_reduce", 1, GIB).protocol == "simple"
+    # A medium message on Hopper NVLink runs LL128 (92% of the bandwidth, 1.9 us a step): at
+    # 4 MiB LL's ceiling (87.7 GB/s of bus bandwidth) costs more than LL128's longer steps.
+    assert expect(spec(link=H100_HGX), "all_gather", 1, 4 * 2**20).protocol == "ll128"
+    assert expect(spec(link=H100_HGX), "all_gather", 1, 2**20).protocol == "ll"
+
+
+def test_ll128_is_left_off_where_nccl_leaves_it_off():
+    # This NCCL enables LL128 on Volta to Hopper NVLink only: not on Blackwell, not over PCIe.
+    assert expect(spec(link=B200_HGX), "all_gather", 1, 4 * 2**20).protocol != "ll128"
+    pcie = GpuLinkSpec("none")
+    assert expect(spec(link=pcie), "all_gather", 1, 4 * 2**20).protocol != "ll128"
+
+
+@pytest.mark.parametrize(
+    ("fabric", "protocols"),
+    [
+        # EFA's first generation delivers bytes out of order: aws-ofi-nccl runs Simple only.
+        (FabricSpec("efa", 400, True, None, generation="efa-v1"), {"simple"}),
+        (FabricSpec("efa", 400, True, None), {"simple"}),  # unknown generation: as the first
+        (FabricSpec("efa", 3200, True, None, generation="efa-v2"), {"simple", "ll", "ll128"}),
+        # GPUDirect-TCPX runs Simple only; TCPXO and InfiniBand let NCCL choose.
+        (FabricSpec("tcpx", 800, True, None, generation="tcpx"), {"simple"}),
+        (FabricSpec("tcpx", 1600, True, None, generation="tcpxo"), {"simple", "ll"}),
+        (FabricSpec("infiniband", 3200, True, None), {"simple", "ll", "ll128"}),
+    ],
+)
+def test_the_network_decides_which_protocols_cross_it(fabric, protocols):
+    from offerings.estimator.collectives import plan
+    from offerings.estimator.nccl import protocols as allowed
+
+    instance = spec(link=H100_HGX, fabric=fabric)
+    assert set(allowed("ring", plan(instance, 2), instance)) == protocols
+    assert allowed("nvls", plan(instance, 2), instance) == ("simple",)
+
+
+def test_tcpxo_and_tcpx_have_their_own_factors_and_an_unknown_generation_takes_tcpx():
+    factors = DEFAULT_CONSTANTS.efficiency
+    assert factors["tcpxo"] > 1.5 * factors["tcpx"]  # A3 Mega's TCPXO: twice TCPX's share
+    same_ports = 1600
+    mega = spec(
+        link=H100_HGX, fabric=FabricSpec("tcpx", same_ports, True, None, generation="tcpxo")
+    )
+    high = spec(link=H100_HGX, fabric=FabricSpec("tcpx", same_ports, True, None, generation="tcpx"))
+    unknown = spec(link=H100_HGX, fabric=FabricSpec("tcpx", same_ports, True, None))
+    busbw = {
+        name: expect(instance, "all_gather", 2, 8 * GIB).busbw_gbytes_per_s
+        for name, instance in (("mega", mega), ("high", high), ("unknown", unknown))
+    }
+    assert busbw["mega"] > 1.5 * busbw["high"]
+    assert busbw["unknown"] == busbw["high"]
+
+
 def test_the_estimators_step_communication_is_this_function():
     instance = spec(link=GpuLinkSpec("nvlink", "nvswitch", 4, 8, 900))
     ddp = estimate_training(instance, Job(params_b=7, mode="train-ddp"), nodes=4)
@@ -157,6 +224,7 @@ def test_the_api_answers_the_models_figures_with_the_facts_it_used(client, clust
     body = get(client, "instance=acme/ib-8x&nodes=2").json()
     assert body["cannot_estimate"] is False
     assert body["algorithm"] == "nvls"
+    assert body["protocol"] == "simple"  # NVLS runs Simple only
     assert body["collective"] == "all_reduce"
     assert body["message_bytes"] == GIB
     assert (body["nodes"], body["gpus"]) == (2, 16)
