@@ -871,6 +871,9 @@ class Fabric(Curated):
         """The technology as the pages name it, saying RDMA where that much is known."""
         if self.rdma_kind_unstated:
             return _("RDMA (kind not stated)")
+        if self.technology == FabricTechnology.TCPX and self.generation:
+            # GPUDirect-TCPX or TCPXO, where a source says which.
+            return _("%(generation)s (not RDMA)") % {"generation": self.generation_label}
         return self.get_technology_display()
 
     @property

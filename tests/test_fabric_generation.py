@@ -182,6 +182,15 @@ class TestTheShippedCatalog:
         ethernet = client.get("/instances/gcp/a2-highgpu-8g/").content.decode()
         assert ethernet.count("<dt>Generation</dt>") == 1
 
+    def test_the_badge_and_the_drawing_name_tcpx_or_tcpxo_as_the_source_does(self, client):
+        mega = client.get("/instances/gcp/a3-megagpu-8g/").content.decode()
+        assert "TCPXO (not RDMA)" in mega  # the badge
+        assert "GPUDirect-TCPXO (not RDMA)" in mega  # the node drawing
+        high = client.get("/zh-hans/instances/gcp/a3-highgpu-8g/").content.decode()
+        assert "TCPX（非 RDMA）" in high
+        assert "GPUDirect-TCPX（非 RDMA）" in high
+        assert "TCPX/TCPXO" not in mega + high
+
 
 def test_the_models_choices_are_the_schemas_generations():
     from offerings.models import FabricGeneration

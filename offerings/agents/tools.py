@@ -341,7 +341,8 @@ TOOLS = (
         "/api/collectives",
         "Expected collective bandwidth",
         "What nccl-tests should show for one collective on N nodes of one type (bus bandwidth "
-        "in GB/s, time, algorithm, bottleneck), from the model the estimator uses, with the "
+        "in GB/s, time, algorithm, NCCL protocol, bottleneck), from the model the estimator uses, "
+        "with the "
         "published runs on record and the error band; as GET /api/collectives answers.",
     ),
     ToolSpec(

@@ -251,7 +251,7 @@ CALIBRATION_POINTS: tuple[CalibrationPoint, ...] = (
             configuration=f"AWS ml.p5.48xlarge (SageMaker HyperPod): {nodes} nodes x 8 H100, "
             "EFA 32 x 100 Gb/s; all_reduce_perf -b 32M -e 8192M with the aws-ofi-nccl tuner, "
             f"out-of-place, {label}",
-            instance=_node(8, _H100_HGX, FabricSpec("efa", 3200, True, None)),
+            instance=_node(8, _H100_HGX, FabricSpec("efa", 3200, True, None, generation="efa-v2")),
             nodes=nodes,
             message_bytes=size,
             published_busbw_gbytes_per_s=busbw,
@@ -373,7 +373,7 @@ CALIBRATION_POINTS: tuple[CalibrationPoint, ...] = (
         source_url="https://github.com/NVIDIA/nccl/pull/1112",
         configuration="AWS p5.48xlarge: 8 nodes x 8 H100, EFA 32 x 100 Gb/s; NCCL 2.19.1, "
         "all_reduce_perf, out-of-place, 4 GiB",
-        instance=_node(8, _H100_HGX, FabricSpec("efa", 3200, True, None)),
+        instance=_node(8, _H100_HGX, FabricSpec("efa", 3200, True, None, generation="efa-v2")),
         nodes=8,
         message_bytes=4 * GIB,
         published_busbw_gbytes_per_s=280.03,
@@ -829,9 +829,10 @@ def error_band(
 ) -> dict | None:
     """The band an answer's bus bandwidth sits in: busbw times the 10th and 90th percentile of
     published / model over the held-out results of its link kind (`nccl.band_kind`) at
-    messages of its size class, so four in five of them fell inside; never above `ceiling` (what
-    the hardware reaches at line rate with no latency). With fewer than BAND_POINTS_MIN such
-    results the bounds are unknown, and say so."""
+    messages of its size class, so four in five of them fell inside, widened to hold busbw
+    itself where those results all lie to one side of the model; never above `ceiling` (what the
+    hardware reaches at line rate with no latency). With fewer than BAND_POINTS_MIN such results
+    the bounds are unknown, and say so."""
     if kind is None or busbw is None:
         return None
     sizes = size_class(message_bytes)
@@ -848,11 +849,14 @@ def error_band(
     }
     if errors is None or errors.points < BAND_POINTS_MIN:
         return band
-    high = busbw * errors.high_ratio
+    # The band always holds the answer itself: where the model sits to one side of the
+    # held-out results of its link (all of them above it, say), it reaches from the answer to
+    # where four in five of them fell, rather than lying beside it.
+    high = max(busbw * errors.high_ratio, busbw)
     if ceiling is not None:
         high = min(high, max(ceiling, busbw))
     return band | {
-        "low_gbytes_per_s": _six(min(busbw * errors.low_ratio, high)),
+        "low_gbytes_per_s": _six(min(busbw * errors.low_ratio, busbw)),
         "high_gbytes_per_s": _six(high),
     }
 

@@ -8,6 +8,7 @@ results on record and the error band of the held-out fit, and shapes the answer.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -23,6 +24,7 @@ from offerings.estimator.estimation import rounded
 from offerings.estimator.nccl import (
     ALGORITHMS,
     COLLECTIVES,
+    SHARP_NOT_OFFERED,
     Expectation,
     band_kind,
     expect,
@@ -225,7 +227,21 @@ def inputs_of(row: InstanceType, result: Expectation, sharp: ProviderReadiness |
                 fabric.verified_at,
             )
         )
-    if sharp is not None and result.algorithm == "sharp":
+        if fabric.generation:
+            # The generation picks the network's factor and the protocols that cross it.
+            facts.append(
+                _fact(
+                    "fabric.generation",
+                    fabric.generation,
+                    fabric.basis.get("generation"),
+                    fabric.source_url,
+                    fabric.verified_at,
+                )
+            )
+    # Whether the provider offers SHARP is a fact of the answer when SHARP runs, or when the
+    # provider's "no" is why it cannot (not when the fabric rules it out).
+    said_no = result.refused is not None and result.refused[0] == SHARP_NOT_OFFERED
+    if sharp is not None and result.algorithm == "sharp" and (result.estimated or said_no):
         facts.append(
             _fact("provider.sharp", sharp.flag, sharp.basis, sharp.source_url, sharp.verified_at)
         )
@@ -417,9 +433,17 @@ def _cell(spec: InstanceSpec, result: Expectation, sharp: bool | None) -> dict:
         "algorithm": result.algorithm,
         "low": band.get("low_gbytes_per_s"),
         "high": band.get("high_gbytes_per_s"),
+        # Whole GB/s as the page prints the band, rounded outwards so that it never reads as
+        # narrower than it is (40.1 in "40-41", not "40-40").
+        "low_shown": _outwards(band.get("low_gbytes_per_s"), math.floor),
+        "high_shown": _outwards(band.get("high_gbytes_per_s"), math.ceil),
         "band_points": band.get("held_out_points"),
         "bottleneck": result.bottleneck,
     }
+
+
+def _outwards(value: float | None, rounding) -> int | None:
+    return None if value is None else int(rounding(value))
 
 
 def fit_roles() -> dict[tuple, str]:

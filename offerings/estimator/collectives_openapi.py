@@ -39,8 +39,9 @@ ERROR_BAND = {
     "nullable": True,
     "description": "The model's error on published results it was not fitted to (held out by "
     "source and configuration) on the answer's link kind and message size class: busbw times the "
-    "10th and 90th percentile of published / model, so four in five of them fell inside, capped "
-    "at line rate. With fewer than five such results, the bounds are null.",
+    "10th and 90th percentile of published / model, so four in five of them fell inside, widened "
+    "to hold busbw itself, capped at line rate. With fewer than five such results, the bounds "
+    "are null.",
     "properties": {
         "kind": {"type": "string"},
         "message_sizes": {
@@ -178,8 +179,9 @@ RESULT = {
         "stages": {"type": "array", "items": STAGE},
         "call_latency_us": {
             "type": "number",
-            "description": "What the call adds besides its stages: NCCL's base latency and, "
-            "crossing the network, the fitted per-call network latency (half of it for LL and LL128)",
+            "description": "What the call adds besides its stages: NCCL's base latency (with a "
+            "Simple ring all-reduce's plateau across nodes) and, crossing the network, the fitted "
+            "per-call network latency (half of it for LL and LL128)",
         },
         "inputs": {"type": "array", "items": FACT},
         "published": {

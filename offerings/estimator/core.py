@@ -121,7 +121,7 @@ EFFICIENCY: dict[str, float] = {
     "efa": 0.65,
     "erdma": 0.95,
     "tcpx": 0.41,
-    "tcpxo": 0.82,
+    "tcpxo": 0.83,
     "ethernet": 0.49,
     # InfiniBand with SHARP reducing in the switches (NCCL's CollNet): the network stage of the
     # `sharp` algorithm (offerings.estimator.nccl) runs at this factor instead of InfiniBand's.
@@ -168,7 +168,13 @@ NCCL_LATENCY_US: dict[str, dict[str, dict[str, float]]] = {
         "net": {"ll": 5.0, "ll128": 8.5, "simple": 28.0},
     },
     "nvls": {"nvlink": {"simple": 23.0}, "net": {"simple": 14.0}},
-    "sharp": {"nvlink": {"simple": 3.7}, "pcie": {"simple": 3.7}, "net": {"simple": 31.0}},
+    # "arity": CollNet Direct's 0.4 us of serialization per other GPU of the node.
+    "sharp": {
+        "nvlink": {"simple": 3.7},
+        "pcie": {"simple": 3.7},
+        "net": {"simple": 31.0},
+        "arity": {"simple": 0.4},
+    },
 }
 #: Base latency of one call, microseconds, by algorithm and protocol (same file: baseLat[]; NVLS
 #: and CollNet have none). alltoall's point-to-point sends take the ring's.
@@ -243,7 +249,7 @@ NETWORK_CALL_LATENCY_US: dict[str, float] = {
     "efa": 114.0,
     "erdma": 72.0,
     "tcpx": 588.0,
-    "tcpxo": 53.0,
+    "tcpxo": 147.0,
     "ethernet": 72.0,
     "infiniband-sharp": 72.0,
 }
@@ -377,10 +383,13 @@ class Constants:
 
     efficiency: Mapping[str, float] = field(default_factory=lambda: dict(EFFICIENCY))
     nccl_latency_us: Mapping[str, Mapping[str, Mapping[str, float]]] = field(
-        default_factory=lambda: {a: dict(t) for a, t in NCCL_LATENCY_US.items()}
+        default_factory=lambda: {
+            algorithm: {hw: dict(row) for hw, row in table.items()}
+            for algorithm, table in NCCL_LATENCY_US.items()
+        }
     )
     nccl_base_latency_us: Mapping[str, Mapping[str, float]] = field(
-        default_factory=lambda: dict(NCCL_BASE_LATENCY_US)
+        default_factory=lambda: {a: dict(row) for a, row in NCCL_BASE_LATENCY_US.items()}
     )
     domain_exit_channels: int = DOMAIN_EXIT_CHANNELS
     network_call_latency_us: Mapping[str, float] = field(

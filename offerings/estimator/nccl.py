@@ -131,6 +131,9 @@ class Expectation:
     refused: tuple[str, dict] | None = None  # the algorithm cannot run here: (message, values)
     considered: dict[str, float] = field(default_factory=dict)  # auto: algorithm -> seconds
     protocol: str | None = None  # NCCL's protocol: ll, ll128 or simple
+    # The bytes' share of time_s: the slower stage's, after the tree's correction and LL's
+    # ceiling (the rest is latency).
+    transfer_s: float | None = None
 
     @property
     def estimated(self) -> bool:
@@ -156,7 +159,8 @@ class Expectation:
         if not self.stages or self.time_s is None:
             return None
         slowest = max(self.stages, key=lambda stage: stage.transfer_s)
-        if slowest.transfer_s < self.time_s - slowest.transfer_s:
+        transfer = slowest.transfer_s if self.transfer_s is None else self.transfer_s
+        if transfer < self.time_s - transfer:
             return "latency"
         return slowest.name
 
@@ -176,9 +180,17 @@ _ARCH = {2: "volta", 3: "ampere", 4: "hopper", 5: "blackwell"}
 #: InfiniBand and RoCE with NCCL's own verbs transport, and EFA from its second generation.
 LL_NETWORKS = ("infiniband", "roce", "efa", "erdma", "tcpx", "tcpxo", "ethernet")
 LL128_NETWORKS = ("infiniband", "roce", "efa")
+#: GPUDirect-TCPXO (A3 Mega) never runs LL: the NCCL environment profile Google ships with it
+#: sets NCCL_PROTO to Simple (to Simple and LL128 in its 2025 version), as the job configurations
+#: that reproduce it show.
+SIMPLE_AND_LL128_NETWORKS = ("tcpxo",)
 #: The share of the fitted per-call network latency an LL or LL128 call pays (tuning.cc adds the
 #: network plugin's latency to a network step once, and once more for Simple's flush).
 LL_NETWORK_LATENCY_SHARE = 0.5
+
+#: Networks NCCL runs only rings over: GPUDirect-TCPX ("TCPX only supports Ring algorithm",
+#: "TCPX is not compatible with NVLS": the axlearn environment cited in `protocols`).
+RING_ONLY_NETWORKS = ("tcpx",)
 
 #: EFA generations that deliver in order (None: unknown, taken as the first generation's).
 EFA_IN_ORDER = ("efa-v2", "efa-v3", "efa-v4")
@@ -209,10 +221,10 @@ def protocols(algorithm: str, the_plan: Plan, instance: InstanceSpec) -> tuple[s
         return ("simple",)
     if network is not None and network not in LL_NETWORKS:
         return ("simple",)
-    found = ["simple", "ll"]
+    found = ["simple"] if network in SIMPLE_AND_LL128_NETWORKS else ["simple", "ll"]
     ll128 = the_plan.intra_kind in ("nvlink", *NVLS_KINDS) or the_plan.group_gpus == 1
     ll128 = ll128 and _arch(instance) in ("volta", "ampere", "hopper")
-    if network is not None and network not in LL128_NETWORKS:
+    if network is not None and network not in (*LL128_NETWORKS, *SIMPLE_AND_LL128_NETWORKS):
         ll128 = False
     if ll128:
         found.append("ll128")
@@ -274,6 +286,8 @@ def _stages(
     share = PROTOCOL_SHARE.get(algorithm, {}).get(protocol, 1.0)
     if algorithm == "ring" and protocol == "ll" and d == 1 and collective != "all_reduce":
         share = 1 / 3
+    if algorithm == "ring" and protocol == "ll128" and m == 1:
+        share = 0.7  # one GPU a node sends and receives through the same NIC (tuning.cc)
     stages: list[Stage] = []
 
     def add(
@@ -318,8 +332,9 @@ def _stages(
         # NCCL's CollNet Direct: 2 x (one NVLink step + 0.4 us per other GPU), then one
         # network step.
         if m > 1:
-            intra = constants.nccl_latency_us["sharp"][link_hardware(link_kind)]["simple"]
-            latency = 2 * (intra + 0.4 * (m - 1))
+            table = constants.nccl_latency_us["sharp"]
+            intra = table[link_hardware(link_kind)]["simple"]
+            latency = 2 * (intra + table["arity"]["simple"] * (m - 1))
             add("link", link_kind, 2 * (m - 1) / m * size, link_bw, 1, latency)
         if d > 1:
             add("network", network_kind, size, network_bw, 1)
@@ -342,8 +357,8 @@ def _call_time(
     instance: InstanceSpec,
     size: float,
     constants: Constants,
-) -> tuple[float, float]:
-    """(seconds, the call's own latency in us): as NCCL's model, the slowest stage's bytes
+) -> tuple[float, float, float]:
+    """(seconds, the call's own latency in us, the bytes' share of the seconds): as NCCL's model, the slowest stage's bytes
     plus every step's latency plus the call's base latency, with the fitted per-call network
     latency when the call crosses the network (half of it for LL and LL128)."""
     family = "ring" if algorithm in ("p2p",) or collective != "all_reduce" else algorithm
@@ -372,7 +387,7 @@ def _call_time(
         # for LL and LL128 and twice for Simple (its flush), so LL and LL128 take half.
         share = 1.0 if protocol == "simple" else LL_NETWORK_LATENCY_SHARE
         base += share * constants.network_call_latency_us.get(network[0], 0.0)
-    return transfer + steps + base * 1e-6, base
+    return transfer + steps + base * 1e-6, base, transfer
 
 
 def band_kind(result: Expectation) -> str | None:
@@ -441,6 +456,8 @@ def _candidates(collective: str, the_plan: Plan) -> list[str]:
     if the_plan.groups < 2:
         # NCCL weighs NVLS against its ring: a few kilobytes go faster around the ring with LL.
         return ["nvls", "ring"] if nvls_capable(the_plan) else ["ring"]
+    if the_plan.inter_kind in RING_ONLY_NETWORKS:
+        return ["ring"]
     # SHARP (CollNet) is left out: NCCL runs it only when NCCL_COLLNET_ENABLE asks for it.
     return ["nvls", "ring"] if nvls_capable(the_plan) else ["ring", "tree"]
 
@@ -488,7 +505,7 @@ def expect(
     for option in options:
         for protocol in protocols(option, the_plan, instance):
             stages = _stages(option, collective, message_bytes, the_plan, constants, protocol)
-            seconds, call = _call_time(
+            seconds, call, transfer = _call_time(
                 option, collective, protocol, stages, the_plan, instance, message_bytes, constants
             )
             if option not in considered or seconds < considered[option]:
@@ -501,6 +518,7 @@ def expect(
                     base_latency_us=call,
                     time_s=seconds,
                     protocol=protocol,
+                    transfer_s=transfer,
                 )
     assert best is not None
     return replace(best, considered=considered if algorithm == "auto" else {})

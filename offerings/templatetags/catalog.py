@@ -220,6 +220,8 @@ def fabric_badge(fabric, link=None) -> SafeString:
                 ' <small class="multi-node-unknown">{}</small>',
                 _("multi-node performance unknown"),
             )
+    elif fabric.technology == "tcpx" and fabric.generation == "tcpxo":
+        html = _badge("tcp", _("TCPXO (not RDMA)"), basis)
     elif fabric.technology == "tcpx":
         html = _badge("tcp", _("TCPX (not RDMA)"), basis)
     elif fabric.technology == "ethernet":

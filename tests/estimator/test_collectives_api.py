@@ -5,6 +5,7 @@ bases, SHARP from the provider's readiness, published results, the error band, b
 catalog rows.
 """
 
+import math
 import re
 from datetime import date
 from decimal import Decimal
@@ -174,9 +175,9 @@ def test_ll128_is_left_off_where_nccl_leaves_it_off():
         (FabricSpec("efa", 400, True, None, generation="efa-v1"), {"simple"}),
         (FabricSpec("efa", 400, True, None), {"simple"}),  # unknown generation: as the first
         (FabricSpec("efa", 3200, True, None, generation="efa-v2"), {"simple", "ll", "ll128"}),
-        # GPUDirect-TCPX runs Simple only; TCPXO and InfiniBand let NCCL choose.
+        # GPUDirect-TCPX runs Simple only, TCPXO never LL; InfiniBand lets NCCL choose.
         (FabricSpec("tcpx", 800, True, None, generation="tcpx"), {"simple"}),
-        (FabricSpec("tcpx", 1600, True, None, generation="tcpxo"), {"simple", "ll"}),
+        (FabricSpec("tcpx", 1600, True, None, generation="tcpxo"), {"simple", "ll128"}),
         (FabricSpec("infiniband", 3200, True, None), {"simple", "ll", "ll128"}),
     ],
 )
@@ -187,6 +188,40 @@ def test_the_network_decides_which_protocols_cross_it(fabric, protocols):
     instance = spec(link=H100_HGX, fabric=fabric)
     assert set(allowed("ring", plan(instance, 2), instance)) == protocols
     assert allowed("nvls", plan(instance, 2), instance) == ("simple",)
+
+
+def test_gpudirect_tcpx_runs_rings_only():
+    # "TCPX only supports Ring algorithm" and is "not compatible with NVLS" (axlearn's A3 job
+    # environment), so auto weighs nothing else there; TCPXO and InfiniBand weigh NVLS too.
+    tcpx = spec(link=H100_HGX, fabric=FabricSpec("tcpx", 800, True, None, generation="tcpx"))
+    result = expect(tcpx, "all_reduce", 4, GIB)
+    assert (result.algorithm, set(result.considered)) == ("ring", {"ring"})
+    tcpxo = spec(link=H100_HGX, fabric=FabricSpec("tcpx", 1600, True, None, generation="tcpxo"))
+    assert set(expect(tcpxo, "all_reduce", 4, GIB).considered) == {"nvls", "ring"}
+
+
+def test_the_bottleneck_counts_the_trees_corrected_bandwidth_as_transfer():
+    # A tree at 1 MiB runs at about half its bandwidth (NCCL's correction): that is time the
+    # bytes take, not latency, so it counts towards the stage that carries them.
+    result = expect(spec(), "all_reduce", 4, 2**20, "tree")
+    slowest = max(result.stages, key=lambda stage: stage.transfer_s)
+    assert result.transfer_s > slowest.transfer_s
+    expected = "latency" if result.transfer_s < result.time_s / 2 else slowest.name
+    assert result.bottleneck == expected
+
+
+def test_a_perfect_run_has_no_latency_at_all():
+    from offerings.estimator.nccl import line_rate
+
+    perfect = line_rate(DEFAULT_CONSTANTS)
+    for table in perfect.nccl_latency_us.values():
+        for row in table.values():
+            assert set(row.values()) == {0.0}
+    # ... and the defaults are copies: zeroing them left the module's tables alone.
+    assert DEFAULT_CONSTANTS.nccl_latency_us["sharp"]["arity"]["simple"] == 0.4
+    gb200 = spec(gpus=4, link=GpuLinkSpec("nvlink", "nvswitch", 5, 72, 1800))
+    sharp = expect(gb200, "all_reduce", 36, 8192, "sharp", sharp=True, constants=perfect)
+    assert sharp.time_s == pytest.approx(sharp.transfer_s)
 
 
 def test_tcpxo_and_tcpx_have_their_own_factors_and_an_unknown_generation_takes_tcpx():
@@ -284,6 +319,25 @@ def test_sharp_follows_the_providers_readiness(client, cluster):
     assert body["algorithm"] == "sharp"
     sharp = next(fact for fact in body["inputs"] if fact["fact"] == "provider.sharp")
     assert (sharp["value"], sharp["source_url"]) == (True, SOURCE)
+
+
+def test_the_error_band_holds_the_answer_even_where_held_out_runs_lie_to_one_side():
+    from offerings.estimator.calibration import error_band
+
+    # Every held-out GPUDirect-TCPX run from 256 MiB up measured above the model: the band
+    # reaches from the answer up to where four in five of them fell, not beside it.
+    errors = HELD_OUT_BY_SIZE["large"]["tcpx"]
+    assert errors.low_ratio > 1
+    band = error_band("tcpx", 40.0, GIB)
+    assert band["low_gbytes_per_s"] == 40.0
+    assert band["high_gbytes_per_s"] == pytest.approx(40.0 * errors.high_ratio, rel=1e-5)
+
+
+def test_the_type_page_rounds_the_band_outwards():
+    from offerings.estimator.collective_views import _outwards
+
+    assert (_outwards(40.05, math.floor), _outwards(40.05, math.ceil)) == (40, 41)
+    assert _outwards(None, math.floor) is None
 
 
 def test_published_results_and_the_error_band_come_with_the_answer(client, cluster):
