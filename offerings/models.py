@@ -10,7 +10,9 @@ Where "none" is a fact of its own it has its own choice (`GpuLink.Technology.NON
 
 from __future__ import annotations
 
+import operator
 from datetime import timedelta
+from functools import reduce
 
 from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
@@ -779,9 +781,14 @@ class Fabric(Curated):
             ),
             # A generation belongs to one technology: efa-v1..v4 to EFA, tcpx/tcpxo to TCPX.
             models.CheckConstraint(
-                condition=Q(generation="")
-                | Q(technology="efa", generation__in=list(FABRIC_GENERATIONS["efa"]))
-                | Q(technology="tcpx", generation__in=list(FABRIC_GENERATIONS["tcpx"])),
+                condition=reduce(
+                    operator.or_,
+                    (
+                        Q(technology=technology, generation__in=list(generations))
+                        for technology, generations in FABRIC_GENERATIONS.items()
+                    ),
+                    Q(generation=""),
+                ),
                 name="fabric_generation_matches_technology",
                 violation_error_message="An EFA generation (efa-v1 to efa-v4) needs technology "
                 "EFA, and tcpx or tcpxo needs technology TCPX; leave it empty otherwise.",

@@ -96,7 +96,7 @@ FABRIC_KINDS: tuple[str, ...] = ("infiniband", "roce", "efa", "erdma", "tcpx", "
 #: The network kinds the model tells apart within one fabric technology, where its generations
 #: perform differently: GPUDirect-TCPXO (A3 Mega) beside GPUDirect-TCPX (A3 High, A3 Edge).
 GENERATION_KINDS: dict[tuple[str, str], str] = {("tcpx", "tcpxo"): "tcpxo"}
-LINK_KINDS: tuple[str, ...] = (*GROUP_LINK_KINDS, *FABRIC_KINDS, "tcpxo")
+LINK_KINDS: tuple[str, ...] = (*GROUP_LINK_KINDS, *FABRIC_KINDS, *GENERATION_KINDS.values())
 
 #: Efficiency factor per link kind: bus bandwidth collectives reach / raw per-direction figure.
 #: Fitted by `offerings.estimator.calibration.fit_efficiency` (least squares on log busbw) to the

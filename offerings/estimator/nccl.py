@@ -172,18 +172,27 @@ def nvls_capable(the_plan: Plan) -> bool:
 #: NVLink generation -> the GPU generation NCCL's tables name (LL128 and the ring plateau).
 _ARCH = {2: "volta", 3: "ampere", 4: "hopper", 5: "blackwell"}
 
-#: Networks whose transport lets NCCL use its LL and LL128 protocols between nodes.
-#: EFA before its second generation delivers bytes out of order, so aws-ofi-nccl runs Simple
-#: only there (AWS's maintainer in aws/aws-ofi-nccl#76, 2021-12-17; on P5's EFA the plugin no
-#: longer forces it, aws/aws-ofi-nccl#280, 2023-09-29). LL128 also needs GPUDirect RDMA NICs
-#: beside the GPUs (NCCL enables it only when the NIC sits under the GPU's PCIe switch):
-#: InfiniBand and RoCE with NCCL's own verbs transport, and EFA from its second generation.
-LL_NETWORKS = ("infiniband", "roce", "efa", "erdma", "tcpx", "tcpxo", "ethernet")
-LL128_NETWORKS = ("infiniband", "roce", "efa")
-#: GPUDirect-TCPXO (A3 Mega) never runs LL: the NCCL environment profile Google ships with it
-#: sets NCCL_PROTO to Simple (to Simple and LL128 in its 2025 version), as the job configurations
-#: that reproduce it show.
-SIMPLE_AND_LL128_NETWORKS = ("tcpxo",)
+#: The protocols NCCL runs across each network kind (any other: Simple only).
+#: - LL128 needs GPUDirect RDMA NICs beside the GPUs (NCCL enables it only when the NIC sits
+#:   under the GPU's PCIe switch): InfiniBand and RoCE with NCCL's own verbs transport, and EFA.
+#: - EFA before its second generation delivers bytes out of order, so aws-ofi-nccl runs Simple
+#:   only there (AWS's maintainer in aws/aws-ofi-nccl#76, 2021-12-17; on P5's EFA the plugin no
+#:   longer forces it, aws/aws-ofi-nccl#280, 2023-09-29): `EFA_IN_ORDER`.
+#: - GPUDirect-TCPX (A3 High) runs Simple only: apple/axlearn's A3 job environment,
+#:   axlearn/cloud/gcp/job.py at 3f3ad8e630154d3be53f6b8f7976169ecd95b257 ("TCPX only supports
+#:   Simple protocol").
+#: - GPUDirect-TCPXO (A3 Mega) never runs LL: the NCCL environment profile Google ships with it
+#:   sets NCCL_PROTO to Simple (to Simple and LL128 in its 2025 version), as the job
+#:   configurations that reproduce it show.
+NETWORK_PROTOCOLS: dict[str, frozenset[str]] = {
+    "infiniband": frozenset({"simple", "ll", "ll128"}),
+    "roce": frozenset({"simple", "ll", "ll128"}),
+    "efa": frozenset({"simple", "ll", "ll128"}),
+    "erdma": frozenset({"simple", "ll"}),
+    "ethernet": frozenset({"simple", "ll"}),
+    "tcpx": frozenset({"simple"}),
+    "tcpxo": frozenset({"simple", "ll128"}),
+}
 #: The share of the fitted per-call network latency an LL or LL128 call pays (tuning.cc adds the
 #: network plugin's latency to a network step once, and once more for Simple's flush).
 LL_NETWORK_LATENCY_SHARE = 0.5
@@ -206,29 +215,20 @@ def _arch(instance: InstanceSpec) -> str | None:
 def protocols(algorithm: str, the_plan: Plan, instance: InstanceSpec) -> tuple[str, ...]:
     """The protocols NCCL may run `algorithm` with here (tuning.cc's rules): NVLS and CollNet
     run Simple only; LL128 only over NVLink of Volta, Ampere or Hopper GPUs (this NCCL leaves it
-    off on Blackwell) and, between nodes, over a network in LL128_NETWORKS; a network that does
-    not deliver in order runs Simple only."""
+    off on Blackwell); between nodes, what the network allows (NETWORK_PROTOCOLS), Simple only
+    over EFA that does not deliver in order."""
     if algorithm in ("nvls", "sharp", "p2p"):
         return ("simple",)
-    network = the_plan.inter_kind if the_plan.groups > 1 else None
-    generation = instance.fabric.generation
-    if network == "efa" and generation not in EFA_IN_ORDER:
-        return ("simple",)
-    if network == "tcpx":
-        # GPUDirect-TCPX (A3 High) runs Simple only: apple/axlearn's A3 job environment,
-        # axlearn/cloud/gcp/job.py at 3f3ad8e630154d3be53f6b8f7976169ecd95b257 ("TCPX only
-        # supports Simple protocol").
-        return ("simple",)
-    if network is not None and network not in LL_NETWORKS:
-        return ("simple",)
-    found = ["simple"] if network in SIMPLE_AND_LL128_NETWORKS else ["simple", "ll"]
-    ll128 = the_plan.intra_kind in ("nvlink", *NVLS_KINDS) or the_plan.group_gpus == 1
-    ll128 = ll128 and _arch(instance) in ("volta", "ampere", "hopper")
-    if network is not None and network not in (*LL128_NETWORKS, *SIMPLE_AND_LL128_NETWORKS):
-        ll128 = False
-    if ll128:
-        found.append("ll128")
-    return tuple(found)
+    allowed = {"simple", "ll", "ll128"}
+    if the_plan.groups > 1:
+        network = the_plan.inter_kind
+        allowed &= NETWORK_PROTOCOLS.get(network, {"simple"})
+        if network == "efa" and instance.fabric.generation not in EFA_IN_ORDER:
+            allowed = {"simple"}
+    nvlink = the_plan.intra_kind in ("nvlink", *NVLS_KINDS) or the_plan.group_gpus == 1
+    if not (nvlink and _arch(instance) in ("volta", "ampere", "hopper")):
+        allowed.discard("ll128")
+    return tuple(protocol for protocol in ("simple", "ll", "ll128") if protocol in allowed)
 
 
 def _bandwidths(
@@ -247,11 +247,16 @@ def _bandwidths(
     return link, network
 
 
+def _family(algorithm: str, collective: str) -> str:
+    """Whose latency tables a call takes: alltoall's point-to-point sends, all-gathers and
+    reduce-scatters are timed as rings (see `_stages`); an all-reduce as its algorithm."""
+    return "ring" if algorithm == "p2p" or collective != "all_reduce" else algorithm
+
+
 def _step_latency(
-    constants: Constants, algorithm: str, kind: str, protocol: str, multi_group: bool
+    constants: Constants, family: str, kind: str, protocol: str, multi_group: bool
 ) -> float:
-    """NCCL's latency of one step of `algorithm` over `kind` with `protocol`, microseconds."""
-    family = "ring" if algorithm == "p2p" else algorithm
+    """NCCL's latency of one step of `family`'s algorithm over `kind` with `protocol`, us."""
     table = constants.nccl_latency_us[family]
     latency = table[link_hardware(kind)][protocol]
     if family == "ring" and multi_group and link_hardware(kind) != "net" and latency > 0:
@@ -283,6 +288,7 @@ def _stages(
         network_kind = the_plan.inter_kind
         algorithm = "ring"
     link_bw, network_bw = _bandwidths(the_plan, constants, link_kind, network_kind)
+    family = _family(algorithm, collective)
     share = PROTOCOL_SHARE.get(algorithm, {}).get(protocol, 1.0)
     if algorithm == "ring" and protocol == "ll" and d == 1 and collective != "all_reduce":
         share = 1 / 3
@@ -302,7 +308,7 @@ def _stages(
         assert bandwidth is not None
         bandwidth *= share
         if latency is None:
-            latency = _step_latency(constants, algorithm, kind, protocol, d > 1)
+            latency = _step_latency(constants, family, kind, protocol, d > 1)
         seconds = nbytes / (bandwidth * GB) + steps * latency * 1e-6
         stages.append(Stage(name, kind, nbytes, bandwidth, steps, latency, seconds))
 
@@ -358,10 +364,11 @@ def _call_time(
     size: float,
     constants: Constants,
 ) -> tuple[float, float, float]:
-    """(seconds, the call's own latency in us, the bytes' share of the seconds): as NCCL's model, the slowest stage's bytes
-    plus every step's latency plus the call's base latency, with the fitted per-call network
-    latency when the call crosses the network (half of it for LL and LL128)."""
-    family = "ring" if algorithm in ("p2p",) or collective != "all_reduce" else algorithm
+    """(seconds, the call's own latency in us, the bytes' share of the seconds), as NCCL's model
+    times a call: the slowest stage's bytes plus every step's latency plus the call's base
+    latency, with the fitted per-call network latency when the call crosses the network (half
+    of it for LL and LL128)."""
+    family = _family(algorithm, collective)
     base = constants.nccl_base_latency_us[family][protocol]
     steps = sum(stage.steps_s for stage in stages)
     plateau = family == "ring" and protocol == "simple" and collective == "all_reduce"
